@@ -1,0 +1,27 @@
+# mantissa_add_library(NAME SOURCES ... PUBLIC_DEPS ... PRIVATE_DEPS ... INCLUDE_ROOT dir)
+# makes target mantissa_<NAME> with alias mantissa::<NAME>, our warnings, and exports it.
+function(mantissa_add_library name)
+  cmake_parse_arguments(L "" "INCLUDE_ROOT" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  set(target mantissa_${name})
+  if(L_SOURCES)
+    add_library(${target} ${L_SOURCES})
+    set(_scope PUBLIC)
+    target_link_libraries(${target} PUBLIC ${L_PUBLIC_DEPS} PRIVATE ${L_PRIVATE_DEPS})
+    mantissa_set_warnings(${target})
+  else()
+    add_library(${target} INTERFACE)
+    set(_scope INTERFACE)
+    target_link_libraries(${target} INTERFACE ${L_PUBLIC_DEPS})
+  endif()
+  add_library(mantissa::${name} ALIAS ${target})
+  if(NOT L_INCLUDE_ROOT)
+    set(L_INCLUDE_ROOT ${PROJECT_SOURCE_DIR}/lib)
+  endif()
+  target_include_directories(${target} ${_scope}
+    $<BUILD_INTERFACE:${L_INCLUDE_ROOT}> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${target} ${_scope} cxx_std_17)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
+  install(TARGETS ${target} EXPORT MantissaTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endfunction()
