@@ -1,0 +1,101 @@
+// The oneDNN bf16 matmul (host only). Primitives are JIT-compiled per shape by oneDNN, so they
+// are built once per (m, n, k, transposes, beta) and cached: the surrogate calls the same few
+// shapes every step.
+#include <surrogates/Gemm.hpp>
+
+#if defined(MANTISSA_HAVE_ONEDNN)
+#include <dnnl.hpp>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+#endif
+
+namespace mantissa::surrogates {
+
+#if defined(MANTISSA_HAVE_ONEDNN)
+namespace {
+struct OneDnnState {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, bool, bool>;
+  std::map<Key, dnnl::matmul> cache;
+  std::mutex mutex;
+};
+OneDnnState& state() {
+  static OneDnnState s;
+  return s;
+}
+}  // namespace
+
+bool onednn_available() {
+  return true;
+}
+
+void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uint16_t>& A,
+                      const Matrix<const std::uint16_t>& B, float beta, const Matrix<float>& C) {
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible,
+                "the oneDNN path is compiled only for host execution spaces");
+  check_gemm_shapes("gemm_onednn_bf16", ta, tb, A.extent(0), A.extent(1), B.extent(0), B.extent(1),
+                    C.extent(0), C.extent(1));
+  const bool at = (ta == 'T' || ta == 't'), bt = (tb == 'T' || tb == 't');
+  const std::int64_t m = C.extent(0), n = C.extent(1), k = at ? A.extent(0) : A.extent(1);
+  if (m == 0 || n == 0) return;
+  using dt = dnnl::memory::data_type;
+  // Row-major storage; a transposed operand is described by swapped strides.
+  const dnnl::memory::desc a_md({m, k}, dt::bf16, at ? dnnl::memory::dims{1, m} : dnnl::memory::dims{k, 1});
+  const dnnl::memory::desc b_md({k, n}, dt::bf16, bt ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
+  const dnnl::memory::desc c_md({m, n}, dt::f32, dnnl::memory::dims{n, 1});
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const bool accumulate = beta != 0.0f;
+  const OneDnnState::Key key{m, n, k, at, bt, accumulate};
+  auto it = s.cache.find(key);
+  if (it == s.cache.end()) {
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+    if (accumulate) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, s.engine);
+    it = s.cache.emplace(key, dnnl::matmul(pd)).first;
+  }
+  // beta other than 0 or 1: scale C first so the sum post-op can stay 1 (one cached primitive).
+  if (accumulate && beta != 1.0f) {
+    Kokkos::parallel_for(
+        "mantissa::surrogates::gemm_onednn_bf16::scale_c",
+        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(C.size())),
+        KOKKOS_LAMBDA(const std::int64_t i) { C.data()[i] *= beta; });
+    Kokkos::fence();
+  }
+  dnnl::memory a_mem(a_md, s.engine, const_cast<std::uint16_t*>(A.data()));
+  dnnl::memory b_mem(b_md, s.engine, const_cast<std::uint16_t*>(B.data()));
+  dnnl::memory c_mem(c_md, s.engine, C.data());
+  float alpha_copy = alpha;
+  dnnl::memory scale_mem({{1}, dt::f32, {1}}, s.engine, &alpha_copy);
+  it->second.execute(s.stream, {{DNNL_ARG_SRC, a_mem},
+                                {DNNL_ARG_WEIGHTS, b_mem},
+                                {DNNL_ARG_DST, c_mem},
+                                {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_mem}});
+  s.stream.wait();
+  count_gemm(GemmPath::onednn_bf16, m, n, k);
+}
+
+#else
+
+bool onednn_available() {
+  return false;
+}
+
+void gemm_onednn_bf16(char, char, float, const Matrix<const std::uint16_t>&,
+                      const Matrix<const std::uint16_t>&, float, const Matrix<float>&) {
+  throw Error(
+      "mantissa::surrogates::gemm_onednn_bf16: this build has no oneDNN; configure with "
+      "-DMantissa_ENABLE_ONEDNN=ON (Debian: apt install libdnnl-dev)");
+}
+
+#endif
+
+}  // namespace mantissa::surrogates
