@@ -1,0 +1,68 @@
+// The core sections of every deck: physics, run, mesh, checkpoint, output, logging.
+#include <mantissa/core/Schema.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace mantissa {
+
+void register_core_schema(Schema& s) {
+  constexpr auto imax = std::numeric_limits<std::int64_t>::max();
+  constexpr double rmax = std::numeric_limits<double>::max();
+  s.string("physics", "physics module to run: a key of the registry in apps/mantissa (e.g. seismic)",
+           std::string("seismic"));
+
+  s.section("run", "What to run and where its files go.");
+  s.string("run.name", "name of the run; its files go to output_dir/name", std::string("mantissa"));
+  s.string("run.output_dir", "directory that holds run directories (created if missing)",
+           std::string("runs"));
+  s.integer("run.steps", "time steps of the reference run (when end_time is not given)", 100, 1, imax);
+  s.real("run.end_time", "simulated time to stop at; when given it replaces steps", std::nullopt, 0.0, rmax,
+         true);
+  s.real("run.wall_time_limit",
+         "seconds of wall time after which the run checkpoints and stops cleanly "
+         "(0: no limit); set it a little below the Slurm limit",
+         0.0, 0.0, rmax);
+  s.integer("run.seed", "seed of every random number stream (initial perturbations, surrogate init)", 12345,
+            0, imax);
+
+  s.section("mesh", "The global structured grid and its decomposition over MPI ranks.");
+  s.integer("mesh.dim", "spatial dimension", 2, 2, 3);
+  s.int_list("mesh.n", "grid points per axis (x, y[, z]); one entry per dimension", std::nullopt, 2, 3);
+  s.real_list("mesh.spacing", "grid spacing per axis in metres; one value applies to every axis",
+              std::vector<double>{1.0}, 1, 3);
+  s.real_list("mesh.origin", "coordinate of the first grid point per axis; one value applies to every axis",
+              std::vector<double>{0.0}, 1, 3);
+  s.bool_list("mesh.periodic", "periodic boundary per axis; one value applies to every axis",
+              std::vector<bool>{false}, 1, 3);
+  s.int_list("mesh.process_grid", "MPI ranks per axis; 0 entries are chosen by MPI_Dims_create",
+             std::vector<std::int64_t>{0, 0, 0}, 2, 3);
+  s.integer("mesh.ghost", "ghost (halo) cells per side; a stencil of order p needs p/2", 2, 1, 4);
+
+  s.section("checkpoint", "HDF5 checkpoints for restart (--resume).");
+  s.boolean("checkpoint.enabled", "write checkpoints", true);
+  s.integer("checkpoint.every", "steps between checkpoints (0: only at the end of the run)", 0, 0, imax);
+  s.integer("checkpoint.keep", "how many of the newest checkpoints to keep", 2, 1, 1000);
+  s.string("checkpoint.dir", "checkpoint directory, relative to the run directory",
+           std::string("checkpoints"));
+
+  s.section("output", "Snapshots for ParaView/VisIt (HDF5 + XDMF).");
+  s.integer("output.snapshots_every", "steps between snapshots (0: none)", 0, 0, imax);
+  s.choice("output.snapshot_precision", "precision snapshots are stored in", {"fp32", "fp64"},
+           std::string("fp32"));
+  s.string("output.dir", "snapshot directory, relative to the run directory", std::string("snapshots"));
+  s.integer("output.diagnostics_every", "steps between diagnostics records (energy, norms)", 10, 1, imax);
+
+  s.section("logging", "What is printed, by whom, and how often.");
+  s.choice("logging.level", "least severe message level printed", {"error", "warn", "info", "debug"},
+           std::string("info"));
+  s.boolean("logging.per_rank", "also write every rank's log to run_dir/logs/rank-N.log", false);
+  s.real("logging.progress_every", "seconds between progress lines of long loops (0: never)", 10.0, 0.0,
+         rmax);
+  s.boolean("logging.timer_fence",
+            "fence the device at timer start/stop so device work is measured "
+            "(costs a little speed)",
+            false);
+}
+
+}  // namespace mantissa
