@@ -2,6 +2,7 @@
 // index; after the exchange each ghost must hold the value of the global point it mirrors
 // (wrapped when periodic), and ghosts outside a non-periodic boundary stay untouched.
 #include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/core/LowPrecision.hpp>
 #include <mantissa/mesh/HaloExchange.hpp>
 
 #include <gtest/gtest.h>
@@ -92,6 +93,10 @@ TEST_P(HaloTest, MatchesGlobalReferenceFp64) {
 TEST_P(HaloTest, MatchesGlobalReferenceFp32) {
   auto [dim, periodic, width] = GetParam();
   check_exchange<float>(dim, periodic, width, HaloPattern::full);
+}
+TEST_P(HaloTest, MatchesGlobalReferenceBf16) {
+  auto [dim, periodic, width] = GetParam();
+  check_exchange<mantissa::bf16>(dim, periodic, width, HaloPattern::full);
 }
 
 INSTANTIATE_TEST_SUITE_P(Mesh, HaloTest,
