@@ -1,0 +1,113 @@
+#pragma once
+// Layer normalisation over the feature axis (Ba, Kiros and Hinton, arXiv:1607.06450, 2016),
+// y = (x - mean) / sqrt(var + eps) * gamma + beta with the biased variance, as PyTorch's
+// nn.LayerNorm. Always computed in T (fp32 or fp64), also under low-precision compute, as
+// mixed-precision training does (Micikevicius et al., ICLR 2018).
+//
+// Backward, with xhat = (x - mean) * rstd and g = dy * gamma:
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dgamma += sum dy * xhat,  dbeta += sum dy.
+#include <surrogates/Parameter.hpp>
+
+#include <string>
+#include <vector>
+
+namespace mantissa::surrogates {
+
+template <class T>
+class LayerNorm {
+ public:
+  LayerNorm() = default;
+  LayerNorm(const std::string& name, int features, double eps = 1e-5)
+      : m_name(name),
+        m_d(features),
+        m_eps(eps),
+        m_gamma(Kokkos::view_alloc("mantissa::surrogates::LayerNorm::" + name + ".weight"), features),
+        m_dgamma(Kokkos::view_alloc("mantissa::surrogates::LayerNorm::" + name + ".weight.grad"), features),
+        m_beta(Kokkos::view_alloc("mantissa::surrogates::LayerNorm::" + name + ".bias"), features),
+        m_dbeta(Kokkos::view_alloc("mantissa::surrogates::LayerNorm::" + name + ".bias.grad"), features) {
+    Kokkos::deep_copy(m_gamma, T(1));
+  }
+
+  void forward(const Matrix<T>& x, Matrix<T>& y) {
+    m_x = x;
+    const std::int64_t n = x.extent(0);
+    ensure_shape(y, "mantissa::surrogates::LayerNorm::" + m_name + ".y", n, m_d);
+    ensure_size(m_mean, "mantissa::surrogates::LayerNorm::" + m_name + ".mean", n);
+    ensure_size(m_rstd, "mantissa::surrogates::LayerNorm::" + m_name + ".rstd", n);
+    auto mean = m_mean;
+    auto rstd = m_rstd;
+    auto gamma = m_gamma;
+    auto beta = m_beta;
+    auto yy = y;
+    const int d = m_d;
+    const T eps = T(m_eps);
+    Kokkos::parallel_for(
+        "mantissa::surrogates::LayerNorm::forward", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t r) {
+          T s = T(0);
+          for (int j = 0; j < d; ++j) s += x(r, j);
+          const T mu = s / T(d);
+          T v = T(0);
+          for (int j = 0; j < d; ++j) v += (x(r, j) - mu) * (x(r, j) - mu);
+          const T rs = T(1) / math::sqrt(v / T(d) + eps);
+          mean(r) = mu;
+          rstd(r) = rs;
+          for (int j = 0; j < d; ++j) yy(r, j) = (x(r, j) - mu) * rs * gamma(j) + beta(j);
+        });
+  }
+
+  void backward(const Matrix<T>& dy, Matrix<T>& dx) {
+    const std::int64_t n = dy.extent(0);
+    ensure_shape(dx, "mantissa::surrogates::LayerNorm::" + m_name + ".dx", n, m_d);
+    auto mean = m_mean;
+    auto rstd = m_rstd;
+    auto gamma = m_gamma;
+    auto x = m_x;
+    auto g = dy;
+    auto out = dx;
+    const int d = m_d;
+    Kokkos::parallel_for(
+        "mantissa::surrogates::LayerNorm::backward", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t r) {
+          T sg = T(0), sgx = T(0);
+          for (int j = 0; j < d; ++j) {
+            const T gj = g(r, j) * gamma(j);
+            sg += gj;
+            sgx += gj * (x(r, j) - mean(r)) * rstd(r);
+          }
+          sg /= T(d);
+          sgx /= T(d);
+          for (int j = 0; j < d; ++j) {
+            const T xh = (x(r, j) - mean(r)) * rstd(r);
+            out(r, j) = rstd(r) * (g(r, j) * gamma(j) - sg - xh * sgx);
+          }
+        });
+    auto dgamma = m_dgamma;
+    auto dbeta = m_dbeta;
+    Kokkos::parallel_for(
+        "mantissa::surrogates::LayerNorm::param_grad", Kokkos::RangePolicy<ExecSpace>(0, d),
+        KOKKOS_LAMBDA(const int j) {
+          T a = T(0), b = T(0);
+          for (std::int64_t r = 0; r < n; ++r) {
+            a += g(r, j) * (x(r, j) - mean(r)) * rstd(r);
+            b += g(r, j);
+          }
+          dgamma(j) += a;
+          dbeta(j) += b;
+        });
+  }
+
+  void parameters(std::vector<Parameter<T>>& out) {
+    out.push_back(make_parameter(m_name + ".weight", m_gamma, m_dgamma));
+    out.push_back(make_parameter(m_name + ".bias", m_beta, m_dbeta));
+  }
+
+ private:
+  std::string m_name;
+  int m_d = 0;
+  double m_eps = 1e-5;
+  Vector<T> m_gamma, m_dgamma, m_beta, m_dbeta, m_mean, m_rstd;
+  Matrix<T> m_x;
+};
+
+}  // namespace mantissa::surrogates

@@ -1,0 +1,142 @@
+#pragma once
+// Mixed-precision matrix multiply used by the layers: operands held in T (the master/activation
+// type, fp32 or fp64) are rounded to the compute precision, multiplied with fp32 accumulation
+// on the path gemm_path() names, and the fp32 result is written to C.
+//
+// fp8 follows the "hybrid" recipe of Micikevicius et al., "FP8 Formats for Deep Learning"
+// (arXiv:2209.05433, 2022): activations and weights in E4M3, gradients in E5M2, each tensor
+// with its own per-tensor scale from a delayed-scaling amax history (mantissa::DelayedScaling);
+// the product is de-scaled by alpha / (scale_a * scale_b).
+#include <mantissa/core/LowPrecision.hpp>
+#include <surrogates/Gemm.hpp>
+
+#include <string>
+
+namespace mantissa::surrogates {
+
+// What kind of tensor an operand is: decides the fp8 format (E4M3 / E5M2).
+enum class OperandKind { activation, weight, gradient };
+
+// Delayed scaling for one operand; null means "no fp8 scaling state" (16-bit and up).
+struct Fp8Operand {
+  DelayedScaling* scaling = nullptr;
+  OperandKind kind = OperandKind::activation;
+};
+
+namespace detail {
+// fp8 format of an operand under a compute precision: Precision::fp8_e4m3 is the hybrid recipe
+// (E5M2 for gradients), Precision::fp8_e5m2 uses E5M2 everywhere.
+inline bool use_e5m2(Precision compute, OperandKind kind) {
+  return compute == Precision::fp8_e5m2 || kind == OperandKind::gradient;
+}
+
+template <class Q>
+KOKKOS_INLINE_FUNCTION float round_through(float x) {
+  return float(Q(x));
+}
+}  // namespace detail
+
+inline bool is_fp8(Precision p) {
+  return p == Precision::fp8_e4m3 || p == Precision::fp8_e5m2;
+}
+
+template <class T>
+class Matmul {
+ public:
+  // C = alpha * op(A) * op(B) + beta * C at compute precision `p`.
+  void run(Precision p, char ta, char tb, T alpha, const Matrix<T>& A, Fp8Operand fa, const Matrix<T>& B,
+           Fp8Operand fb, T beta, const Matrix<T>& C) {
+    if constexpr (std::is_same<T, double>::value) {
+      if (p != Precision::fp64)
+        throw Error("mantissa::surrogates::Matmul: an fp64 model computes in fp64 only, not " +
+                    std::string(to_string(p)) + "; use master precision fp32 for low-precision compute");
+      gemm<double>(ta, tb, alpha, A, B, beta, C);
+    } else {
+      if (p == Precision::fp64)
+        throw Error("mantissa::surrogates::Matmul: an fp32 model cannot compute in fp64; use the fp64 model");
+      if (p == Precision::fp32) {
+        gemm<float>(ta, tb, alpha, A, B, beta, C);
+        return;
+      }
+      float sa = 1.0f, sb = 1.0f;
+      if (is_fp8(p)) {
+        sa = fp8_scale(fa, A);
+        sb = fp8_scale(fb, B);
+      }
+      const float a = alpha / (sa * sb);
+      const GemmPath path = gemm_path(p);
+      if (path == GemmPath::onednn_bf16) {
+        quantize_bits(p, fa.kind, A, sa, m_a16, "mantissa::surrogates::Matmul::a16");
+        quantize_bits(p, fb.kind, B, sb, m_b16, "mantissa::surrogates::Matmul::b16");
+        gemm_onednn_bf16(ta, tb, a, m_a16, m_b16, beta, C);
+      } else {
+        quantize_float(p, fa.kind, A, sa, m_af, "mantissa::surrogates::Matmul::af");
+        quantize_float(p, fb.kind, B, sb, m_bf, "mantissa::surrogates::Matmul::bf");
+        if (path == GemmPath::fp32_embedded) {
+          gemm<float>(ta, tb, a, m_af, m_bf, beta, C);
+          // Count under the path that names the arithmetic, not only the BLAS call underneath.
+          count_gemm(GemmPath::fp32_embedded, C.extent(0), C.extent(1),
+                     (ta == 'T' || ta == 't') ? A.extent(0) : A.extent(1));
+        } else {
+          gemm_portable<float>(ta, tb, a, m_af, m_bf, beta, C);
+        }
+      }
+    }
+  }
+
+ private:
+  // Scale for this cast from the amax history; the first cast (empty history) uses its own amax.
+  static float fp8_scale(Fp8Operand f, const Matrix<T>& X) {
+    if (f.scaling == nullptr)
+      throw Error(
+          "mantissa::surrogates::Matmul: fp8 compute needs a scaling state for every operand (internal)");
+    const float current = amax(X);
+    if (f.scaling->history().empty()) f.scaling->update(current);
+    const float s = f.scaling->scale();
+    f.scaling->update(current);  // the amax seen now shapes the next step's scale
+    return s;
+  }
+
+  static void quantize_bits(Precision p, OperandKind kind, const Matrix<T>& X, float s,
+                            Matrix<std::uint16_t>& out, const char* label) {
+    ensure_shape(out, label, X.extent(0), X.extent(1));
+    auto o = out;
+    const auto x = X;
+    const std::int64_t n = X.size();
+    const int mode = p == Precision::bf16 ? 0 : (detail::use_e5m2(p, kind) ? 2 : 1);
+    Kokkos::parallel_for(
+        "mantissa::surrogates::Matmul::quantize_bits", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          const float v = float(x.data()[i]) * s;
+          // fp8 values are exact in bf16: round to fp8 first, then the bf16 pattern is exact.
+          const float r = mode == 0   ? v
+                          : mode == 1 ? detail::round_through<fp8_e4m3>(v)
+                                      : detail::round_through<fp8_e5m2>(v);
+          o.data()[i] = bf16(r).bits();
+        });
+  }
+
+  static void quantize_float(Precision p, OperandKind kind, const Matrix<T>& X, float s, Matrix<float>& out,
+                             const char* label) {
+    ensure_shape(out, label, X.extent(0), X.extent(1));
+    auto o = out;
+    const auto x = X;
+    const std::int64_t n = X.size();
+    const int mode =
+        p == Precision::bf16 ? 0 : (p == Precision::fp16 ? 3 : (detail::use_e5m2(p, kind) ? 2 : 1));
+    Kokkos::parallel_for(
+        "mantissa::surrogates::Matmul::quantize_float", Kokkos::RangePolicy<ExecSpace>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          const float v = float(x.data()[i]) * s;
+          o.data()[i] = mode == 0   ? detail::round_through<bf16>(v)
+                        : mode == 3 ? detail::round_through<fp16>(v)
+                        : mode == 1 ? detail::round_through<fp8_e4m3>(v)
+                                    : detail::round_through<fp8_e5m2>(v);
+        });
+  }
+
+  Matrix<std::uint16_t> m_a16, m_b16;
+  Matrix<float> m_af, m_bf;
+};
+
+}  // namespace mantissa::surrogates
