@@ -1,0 +1,611 @@
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/Signals.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace mantissa::workflow {
+
+namespace {
+constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+
+// Wall-clock seconds of a region; fences first so that asynchronous kernels are counted.
+class Stopwatch {
+ public:
+  Stopwatch() : m_t0(std::chrono::steady_clock::now()) {}
+  double seconds(const char* label) const {
+    fence(label);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point m_t0;
+};
+
+double nan_max(const std::vector<double>& v, bool absolute) {
+  double m = 0.0;
+  for (double x : v) {
+    if (std::isnan(x)) return x;
+    m = std::fmax(m, absolute ? std::fabs(x) : x);
+  }
+  return m;
+}
+
+std::string fmt_g(double v) {
+  std::ostringstream os;
+  os.precision(4);
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+Campaign::Campaign(CampaignConfig config, const Registry& registry, ModelContext context, std::string run_dir,
+                   bool resume, std::ostream* log)
+    : m_cfg(std::move(config)),
+      m_registry(registry),
+      m_ctx(context),
+      m_dir(std::move(run_dir)),
+      m_log(log),
+      m_resume_requested(resume) {
+  MANTISSA_ASSERT(m_ctx.decomp != nullptr, "Campaign needs the shared decomposition in its ModelContext");
+  MPI_Comm_rank(comm(), &m_rank);
+  validate();
+  build_phases();
+  m_energy = std::make_unique<EnergyMeter>(comm());
+  m_energy_source = m_energy->source();
+}
+
+Campaign::~Campaign() = default;
+
+MPI_Comm Campaign::comm() const {
+  return m_ctx.decomp->comm();
+}
+
+void Campaign::log(const std::string& line) const {
+  if (m_log && m_rank == 0) (*m_log) << "[campaign] " << line << std::endl;
+}
+
+void Campaign::validate() const {
+  auto bad = [](const std::string& key, const std::string& what) {
+    throw Error("deck key '" + key + "': " + what);
+  };
+  if (!m_registry.has_physics(m_cfg.physics))
+    m_registry.create_physics(m_cfg.physics, m_ctx, Precision::fp64,
+                              Precision::fp64);  // throws, naming choices
+  if (m_cfg.steps < 1) bad("campaign.steps", "must be at least 1");
+  if (m_cfg.sample_every < 1) bad("campaign.sample_every", "must be at least 1");
+  if (!(m_cfg.error_threshold > 0.0)) bad("campaign.error_threshold", "must be positive");
+  std::set<std::string> names{"reference"};
+  for (const auto& v : m_cfg.variants) {
+    if (v.name.empty()) bad("campaign.variants[].name", "a variant has no name");
+    if (!names.insert(v.name).second)
+      bad("campaign.variants[].name", "'" + v.name + "' is used twice (or is the reserved name 'reference')");
+  }
+  const auto& s = m_cfg.surrogate;
+  if (!s.enabled) return;
+  if (s.training != "online" && s.training != "file")
+    bad("campaign.surrogate.training", "'" + s.training + "' is neither 'online' nor 'file'");
+  if (s.training == "file" && s.weights.empty())
+    bad("campaign.surrogate.weights", "training is 'file' but no weights path is given");
+  if (s.horizon > m_cfg.steps)
+    bad("campaign.surrogate.horizon", std::to_string(s.horizon) + " exceeds campaign.steps = " +
+                                          std::to_string(m_cfg.steps) + " (the reference ends there)");
+  if (s.train_steps > m_cfg.steps) bad("campaign.surrogate.train_steps", "exceeds campaign.steps");
+  const std::int64_t horizon = s.horizon < 0 ? m_cfg.steps : s.horizon;
+  if (horizon % m_cfg.sample_every != 0 && horizon != m_cfg.steps)
+    bad("campaign.surrogate.horizon",
+        "must be a multiple of campaign.sample_every or equal campaign.steps, so that "
+        "the reference has a snapshot there");
+  if (s.hybrid.enabled) {
+    if (s.hybrid.k < 1) bad("campaign.surrogate.hybrid.k", "must be at least 1");
+    if (s.hybrid.check_every < 1) bad("campaign.surrogate.hybrid.check_every", "must be at least 1");
+    if (s.hybrid.sample_stride < 1) bad("campaign.surrogate.hybrid.sample_stride", "must be at least 1");
+    if (s.hybrid.physics_steps < 1) bad("campaign.surrogate.hybrid.physics_steps", "must be at least 1");
+  }
+}
+
+void Campaign::build_phases() {
+  auto add_result = [this](const std::string& name, const std::string& kind, Precision st, Precision co) {
+    VariantResult r;
+    r.name = name;
+    r.kind = kind;
+    r.storage = std::string(to_string(st));
+    r.compute = std::string(to_string(co));
+    m_results.push_back(r);
+    return static_cast<int>(m_results.size()) - 1;
+  };
+  const auto ref = m_cfg.reference_precision;
+  m_phases.push_back({"reference", "reference", ref, ref, add_result("reference", "reference", ref, ref)});
+  for (const auto& v : m_cfg.variants)
+    m_phases.push_back(
+        {"physics", v.name, v.storage, v.compute, add_result(v.name, "physics", v.storage, v.compute)});
+  const auto& s = m_cfg.surrogate;
+  if (!s.enabled) return;
+  m_phases.push_back({"training", "training", Precision::fp32, Precision::fp32, -1});
+  for (auto p : s.rollout) {
+    const std::string name = "surrogate-" + std::string(to_string(p));
+    m_phases.push_back({"surrogate", name, p, p, add_result(name, "surrogate", p, p)});
+  }
+  if (s.hybrid.enabled) {
+    const auto p = s.hybrid.precision;
+    const std::string name = "hybrid-" + std::string(to_string(p));
+    m_phases.push_back({"hybrid", name, p, p, add_result(name, "hybrid", p, p)});
+  }
+}
+
+std::unique_ptr<PhysicsModel> Campaign::make_physics(Precision storage, Precision compute) const {
+  return m_registry.create_physics(m_cfg.physics, m_ctx, storage, compute);
+}
+
+void Campaign::ensure_surrogate() {
+  if (m_surrogate || !m_cfg.surrogate.enabled) return;
+  m_surrogate = m_registry.create_surrogate(m_cfg.surrogate.model, m_ctx);
+  m_surrogate_description = m_surrogate->describe();
+  const int stride = m_surrogate->stride();
+  const auto& s = m_cfg.surrogate;
+  const std::int64_t horizon = s.horizon < 0 ? m_cfg.steps : s.horizon;
+  auto need_multiple = [stride](const std::string& key, std::int64_t v) {
+    if (v % stride != 0)
+      throw Error("deck key '" + key + "' = " + std::to_string(v) +
+                  " must be a multiple of the surrogate's stride " + std::to_string(stride) +
+                  " (physics steps per surrogate step)");
+  };
+  need_multiple("campaign.sample_every", m_cfg.sample_every);
+  need_multiple("campaign.surrogate.horizon", horizon);
+  if (s.hybrid.enabled) need_multiple("campaign.surrogate.hybrid.physics_steps", s.hybrid.physics_steps);
+}
+
+bool Campaign::is_sample_step(std::int64_t s, std::int64_t last) const {
+  return s % m_cfg.sample_every == 0 || s == last;
+}
+
+bool Campaign::stop_requested() {
+  return StopSignals::received(comm());
+}
+
+void Campaign::after_step() {
+  ++m_cur.global_steps;
+  // Test hook: every rank raises the signal itself at the same campaign step, exercising the
+  // same path as a SIGTERM from Slurm.
+  if (m_cfg.stop_after_step > 0 && m_cur.global_steps == m_cfg.stop_after_step) std::raise(SIGTERM);
+}
+
+void Campaign::fail(VariantResult& r, std::int64_t step, double time, const std::string& what) {
+  r.status = "failed";
+  r.failure_step = step;
+  r.failure = what + " at step " + std::to_string(step) + " (time " + fmt_g(time) + ")";
+  log(r.name + ": FAILED: " + r.failure + "; the campaign goes on with the other variants");
+}
+
+void Campaign::record(VariantResult& r, PhysicsModel& model, std::int64_t step, int trace_stride) {
+  Stopwatch sw;
+  const bool is_ref = r.kind == "reference";
+  const std::int64_t last = (r.kind == "surrogate" || r.kind == "hybrid")
+                                ? (m_cfg.surrogate.horizon < 0 ? m_cfg.steps : m_cfg.surrogate.horizon)
+                                : m_cfg.steps;
+  r.trace_stride = trace_stride;
+  if (step % trace_stride == 0) {
+    const auto rec = model.sample_receivers();
+    r.num_receivers = static_cast<std::int64_t>(rec.size());
+    r.traces.insert(r.traces.end(), rec.begin(), rec.end());
+    for (std::size_t i = 0; i < rec.size(); ++i)
+      if (!std::isfinite(rec[i])) {
+        const auto names = model.receiver_names();
+        fail(r, step, model.time(),
+             "non-finite value at receiver '" + (i < names.size() ? names[i] : std::to_string(i)) + "'");
+        r.time.analysis += sw.seconds("mantissa::workflow::Campaign::record");
+        return;
+      }
+  }
+  if (is_sample_step(step, last)) {
+    const auto d = model.diagnostics();
+    if (!d.finite) {
+      fail(r, step, model.time(), "non-finite value in " + d.where);
+    } else {
+      const auto st = model.state();
+      HostField h = to_host(st[0].field, "mantissa::workflow::Campaign::sample");
+      FieldError e;
+      if (is_ref) {
+        e = field_error(comm(), h, h);
+        m_ref_snapshots[step] = h;
+      } else {
+        auto it = m_ref_snapshots.find(step);
+        MANTISSA_ASSERT(it != m_ref_snapshots.end(), "no reference snapshot at step " << step);
+        e = field_error(comm(), h, it->second);
+      }
+      r.steps.push_back(step);
+      r.times.push_back(model.time());
+      r.rel_l2.push_back(e.rel_l2);
+      r.max_error.push_back(e.max_abs);
+      r.energy.push_back(d.energy);
+      r.energy_drift.push_back(energy_drift(r.energy.front(), d.energy));
+    }
+  }
+  if (is_ref && m_cfg.surrogate.enabled && m_cfg.surrogate.training == "online" && m_surrogate &&
+      step % m_surrogate->stride() == 0 &&
+      (m_cfg.surrogate.train_steps < 0 || step <= m_cfg.surrogate.train_steps)) {
+    std::vector<HostField> sample;
+    for (const auto& f : model.state())
+      sample.push_back(to_host(f.field, "mantissa::workflow::Campaign::train_sample"));
+    m_train_samples.push_back(std::move(sample));
+  }
+  r.time.analysis += sw.seconds("mantissa::workflow::Campaign::record");
+}
+
+void Campaign::finish(VariantResult& r, PhysicsModel& model) {
+  Stopwatch sw;
+  if (r.status != "failed") r.status = "ok";
+  const bool failed = r.status == "failed";
+  r.final_rel_l2 = failed || r.rel_l2.empty() ? nan_v : r.rel_l2.back();
+  r.final_max_error = failed || r.max_error.empty() ? nan_v : r.max_error.back();
+  r.max_rel_l2 = failed ? nan_v : nan_max(r.rel_l2, false);
+  r.final_energy_drift = failed || r.energy_drift.empty() ? nan_v : r.energy_drift.back();
+  r.max_abs_energy_drift = failed ? nan_v : nan_max(r.energy_drift, true);
+  const auto cross = threshold_crossing(r.times, r.rel_l2, m_cfg.error_threshold);
+  r.threshold_time = cross ? *cross : -1.0;
+  if (failed && !cross) r.threshold_time = model.time();  // it blew up: the error passed every threshold
+
+  // Receivers: misfit over all receivers together, worst correlation of any receiver.
+  const auto& ref = m_results.front();
+  const std::int64_t nrec = r.num_receivers;
+  if (nrec > 0 && ref.num_receivers == nrec && !failed) {
+    const std::int64_t rows = static_cast<std::int64_t>(r.traces.size()) / nrec;
+    const std::int64_t k = r.trace_stride;
+    std::vector<double> a, b;
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < nrec; ++j) {
+        a.push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
+        b.push_back(ref.traces[static_cast<std::size_t>(i * k * nrec + j)]);
+      }
+    r.receiver_rel_l2 = relative_l2(a, b);
+    const std::int64_t max_lag_steps = m_cfg.receiver_max_lag < 0 ? m_cfg.steps / 10 : m_cfg.receiver_max_lag;
+    r.xcorr_peak = 1.0;
+    r.xcorr_lag = 0;
+    for (std::int64_t j = 0; j < nrec; ++j) {
+      std::vector<double> tj, rj;
+      for (std::int64_t i = 0; i < rows; ++i) {
+        tj.push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
+        rj.push_back(ref.traces[static_cast<std::size_t>(i * k * nrec + j)]);
+      }
+      const auto cc = cross_correlation(tj, rj, max_lag_steps / k);
+      if (cc.peak < r.xcorr_peak || std::isnan(cc.peak)) r.xcorr_peak = cc.peak;
+      if (std::llabs(cc.lag * k) > std::llabs(r.xcorr_lag)) r.xcorr_lag = cc.lag * k;
+    }
+  } else {
+    r.receiver_rel_l2 = nan_v;
+    r.xcorr_peak = nan_v;
+  }
+  r.memory_hwm_mib = memory_hwm_mib(comm());
+  if (m_cfg.snapshots) gather_snapshot(r.name, model);
+  r.time.analysis += sw.seconds("mantissa::workflow::Campaign::finish");
+  std::ostringstream os;
+  os << r.name << ": " << r.status << ", final rel L2 " << fmt_g(r.final_rel_l2) << ", energy drift "
+     << fmt_g(r.final_energy_drift) << ", " << fmt_g(r.time.steps + r.time.inference) << " s stepping";
+  log(os.str());
+}
+
+void Campaign::gather_snapshot(const std::string& name, PhysicsModel& model) {
+  const auto st = model.state();
+  const HostField h = to_host(st[0].field, "mantissa::workflow::Campaign::snapshot");
+  std::vector<double> mine;
+  mine.reserve(static_cast<std::size_t>(h.extent[0] * h.extent[1] * h.extent[2]));
+  for (std::int64_t k = 0; k < h.extent[2]; ++k)
+    for (std::int64_t j = 0; j < h.extent[1]; ++j)
+      for (std::int64_t i = 0; i < h.extent[0]; ++i)
+        mine.push_back(h.view(k + h.ghost[2], j + h.ghost[1], i + h.ghost[0]));
+  int size = 1;
+  MPI_Comm_size(comm(), &size);
+  std::int64_t box[6] = {h.offset[0], h.offset[1], h.offset[2], h.extent[0], h.extent[1], h.extent[2]};
+  std::vector<std::int64_t> boxes(static_cast<std::size_t>(6 * size));
+  MPI_Gather(box, 6, MPI_INT64_T, boxes.data(), 6, MPI_INT64_T, 0, comm());
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm());
+  std::vector<double> all;
+  if (m_rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<std::size_t>(r)] = total;
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm());
+  if (m_rank != 0) return;
+  const auto shape = global_shape();  // (nz, ny, nx)
+  std::vector<double> global(static_cast<std::size_t>(shape[0] * shape[1] * shape[2]), 0.0);
+  for (int r = 0; r < size; ++r) {
+    const std::int64_t* b = &boxes[static_cast<std::size_t>(6 * r)];
+    std::size_t p = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
+    for (std::int64_t k = 0; k < b[5]; ++k)
+      for (std::int64_t j = 0; j < b[4]; ++j)
+        for (std::int64_t i = 0; i < b[3]; ++i)
+          global[static_cast<std::size_t>(((b[2] + k) * shape[1] + (b[1] + j)) * shape[2] + (b[0] + i))] =
+              all[p++];
+  }
+  m_snapshots[name] = std::move(global);
+}
+
+std::array<std::int64_t, 3> Campaign::global_shape() const {
+  const auto& n = m_ctx.decomp->grid().n;
+  return {n[2], n[1], n[0]};
+}
+
+std::string Campaign::memory_note() const {
+  std::ostringstream os;
+  os.precision(3);
+  os << "one model on the device at a time; the reference is kept as host snapshots of its primary field at "
+     << m_ref_snapshots.size() << " sample steps (" << m_reference_mib << " MiB on the largest rank)";
+  if (m_cfg.surrogate.enabled && m_cfg.surrogate.training == "online")
+    os << "; the online training states (" << m_train_mib
+       << " MiB on the largest rank) are held on the host only until training ends";
+  return os.str();
+}
+
+bool Campaign::run_physics_phase(const Phase& ph, bool resumed) {
+  VariantResult& r = m_results[static_cast<std::size_t>(ph.result)];
+  Stopwatch setup;
+  auto model = make_physics(ph.storage, ph.compute);
+  r.description = model->describe();
+  r.precision_support = model->precision_support();
+  if (resumed) {
+    State st = model->state();
+    const double t = load_checkpoint_state(st);
+    model->set_state(st, m_cur.step, t);
+  } else {
+    model->initialize();
+  }
+  if (m_state_names.empty())
+    for (const auto& f : model->state()) m_state_names.push_back(f.name);
+  m_receiver_names = model->receiver_names();
+  r.time.setup += setup.seconds("mantissa::workflow::Campaign::setup");
+  log(std::string(resumed ? "resuming " : "running ") + r.name + " (" + r.description + ")");
+  r.status = r.status == "failed" ? r.status : "running";
+  if (!resumed) record(r, *model, 0, 1);
+  m_energy->start();
+  const auto cost = model->cost_per_step();
+  std::int64_t s = model->step_index();
+  bool stopped = false;
+  while (r.status != "failed" && s < m_cfg.steps) {
+    if (stop_requested()) {
+      m_cur.step = s;
+      const State st = model->state();
+      write_checkpoint(&st, model->time());
+      stopped = true;
+      break;
+    }
+    Stopwatch sw;
+    model->step(1);
+    r.time.steps += sw.seconds("mantissa::workflow::Campaign::step");
+    ++s;
+    ++r.steps_done;
+    record(r, *model, s, 1);
+    after_step();
+  }
+  const double joules = m_energy->joules();
+  if (joules >= 0.0) r.energy_joules = std::fmax(r.energy_joules, 0.0) + joules;
+  r.cell_updates = cost.cell_updates * double(r.steps_done);
+  r.bytes = cost.bytes * double(r.steps_done);
+  r.flops = cost.flops * double(r.steps_done);
+  if (stopped) return false;
+  if (ph.kind == "reference") {
+    double bytes = 0.0;
+    for (const auto& kv : m_ref_snapshots) bytes += double(kv.second.view.span()) * sizeof(double);
+    for (const auto& smp : m_train_samples)
+      for (const auto& f : smp) m_train_mib += double(f.view.span()) * sizeof(double) / 1048576.0;
+    double mib = bytes / 1048576.0, gmib = 0.0, gtrain = 0.0;
+    MPI_Allreduce(&mib, &gmib, 1, MPI_DOUBLE, MPI_MAX, comm());
+    MPI_Allreduce(&m_train_mib, &gtrain, 1, MPI_DOUBLE, MPI_MAX, comm());
+    m_reference_mib = gmib;
+    m_train_mib = gtrain;
+  }
+  finish(r, *model);
+  return true;
+}
+
+bool Campaign::run_training_phase() {
+  ensure_surrogate();
+  Stopwatch sw;
+  const auto& s = m_cfg.surrogate;
+  m_training.mode = s.training;
+  if (s.training == "online") {
+    log("training the surrogate on " + std::to_string(m_train_samples.size()) + " reference states (" +
+        m_surrogate->describe() + ")");
+    for (const auto& smp : m_train_samples) {
+      State st;
+      for (std::size_t i = 0; i < smp.size(); ++i) {
+        NamedField nf{m_state_names[i], Field<double>("mantissa::workflow::Campaign::train_state",
+                                                      *m_ctx.decomp, smp[i].ghost[0])};
+        from_host(smp[i], nf.field);
+        st.push_back(std::move(nf));
+      }
+      m_surrogate->add_sample(st);
+    }
+    m_train_samples.clear();
+    m_train_samples.shrink_to_fit();
+    const auto stats = m_surrogate->train();
+    m_training.samples = stats.samples;
+    m_training.iterations = stats.iterations;
+    m_training.initial_loss = stats.initial_loss;
+    m_training.final_loss = stats.final_loss;
+    m_training.flops = stats.flops;
+  } else {
+    log("loading surrogate weights from '" + s.weights + "'");
+    m_surrogate->load(s.weights);
+  }
+  m_training.seconds = sw.seconds("mantissa::workflow::Campaign::train");
+  if (!s.save_weights.empty()) m_surrogate->save(s.save_weights);
+  m_training.done = true;
+  m_surrogate_description = m_surrogate->describe();
+  log("surrogate ready after " + fmt_g(m_training.seconds) + " s, final loss " +
+      fmt_g(m_training.final_loss));
+  return true;
+}
+
+bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
+  VariantResult& r = m_results[static_cast<std::size_t>(ph.result)];
+  const bool hybrid = ph.kind == "hybrid";
+  const auto& hs = m_cfg.surrogate.hybrid;
+  Stopwatch setup;
+  ensure_surrogate();
+  auto physics = make_physics(m_cfg.reference_precision, m_cfg.reference_precision);
+  m_surrogate->set_precision(ph.storage);
+  const int stride = m_surrogate->stride();
+  const std::int64_t horizon = m_cfg.surrogate.horizon < 0 ? m_cfg.steps : m_cfg.surrogate.horizon;
+  r.precision_support = m_surrogate->precision_support(ph.storage);
+  r.description = m_surrogate->describe();
+  if (hybrid) {
+    std::ostringstream os;
+    os << "; hybrid: K=" << hs.k << ", check every " << hs.check_every << " surrogate steps, energy tol "
+       << hs.energy_tol << ", residual tol " << hs.residual_tol << ", " << hs.physics_steps
+       << " physics steps per hand-over";
+    r.description += os.str();
+  }
+  State s;
+  if (resumed) {
+    s = physics->state();
+    const double t = load_checkpoint_state(s);
+    physics->set_state(s, m_cur.step, t);
+  } else {
+    physics->initialize();
+    s = physics->state();
+  }
+  r.time.setup += setup.seconds("mantissa::workflow::Campaign::setup");
+  log(std::string(resumed ? "resuming " : "running ") + r.name);
+  r.status = r.status == "failed" ? r.status : "running";
+  if (!resumed) record(r, *physics, 0, stride);
+  m_energy->start();
+  const double dt = physics->dt();
+  std::int64_t step = m_cur.step;
+  bool stopped = false;
+  while (r.status != "failed" && step < horizon) {
+    if (stop_requested()) {
+      if (m_cur.physics_left > 0) s = physics->state();
+      m_cur.step = step;
+      write_checkpoint(&s, double(step) * dt);
+      stopped = true;
+      break;
+    }
+    if (hybrid && m_cur.physics_left > 0) {
+      Stopwatch sw;
+      physics->step(stride);
+      r.time.steps += sw.seconds("mantissa::workflow::Campaign::hybrid_physics");
+      r.physics_steps += stride;
+      m_cur.physics_left -= stride;
+      step += stride;
+      if (m_cur.physics_left == 0) {
+        Stopwatch sw2;
+        s = physics->state();  // hand the state back to the surrogate
+        r.time.steps += sw2.seconds("mantissa::workflow::Campaign::hand_back");
+      }
+    } else {
+      // One surrogate step per call so that every sample and receiver step is seen (an
+      // autoregressive block of K steps gives the same state). The hybrid's indicator runs at
+      // the end of a block of K once at least M surrogate steps have passed since the last
+      // check or hand-back.
+      Stopwatch sw;
+      m_surrogate->predict(s, 1);
+      r.time.inference += sw.seconds("mantissa::workflow::Campaign::predict");
+      ++r.surrogate_steps;
+      step += stride;
+      Stopwatch sa;
+      physics->set_state(s, step, double(step) * dt);
+      r.time.analysis += sa.seconds("mantissa::workflow::Campaign::set_state");
+      ++m_cur.since_check;
+      if (hybrid && m_cur.since_check >= hs.check_every && m_cur.since_check % hs.k == 0) {
+        m_cur.since_check = 0;
+        // The indicator (its cost is part of the hybrid's time): energy drift of the
+        // surrogate state, and the one-step residual of the surrogate's update against the
+        // physics' update from the same state, on a sample of the domain.
+        Stopwatch si;
+        const auto d = physics->diagnostics();
+        const double e0 = r.energy.empty() ? d.energy : r.energy.front();
+        const double drift = energy_drift(e0, d.energy);
+        State probe = physics->state();
+        m_surrogate->predict(probe, 1);
+        physics->step(stride);
+        const auto p_phys = to_host(physics->state()[0].field, "mantissa::workflow::Campaign::probe");
+        const auto p_sur = to_host(probe[0].field, "mantissa::workflow::Campaign::probe");
+        const double residual = field_error(comm(), p_sur, p_phys, hs.sample_stride).rel_l2;
+        physics->set_state(s, step, double(step) * dt);
+        r.time.inference += si.seconds("mantissa::workflow::Campaign::indicator");
+        std::string reason;
+        if (!d.finite)
+          reason = "non-finite";
+        else if (!(std::fabs(drift) <= hs.energy_tol))
+          reason = "energy";
+        else if (!(residual <= hs.residual_tol))
+          reason = "residual";
+        if (!reason.empty()) {
+          r.handovers.push_back({step, double(step) * dt, reason, drift, residual});
+          m_cur.physics_left = hs.physics_steps;
+          log(r.name + ": hand-over to the physics at step " + std::to_string(step) + " (" + reason +
+              ": energy drift " + fmt_g(drift) + ", residual " + fmt_g(residual) + ")");
+        }
+      }
+    }
+    r.steps_done += stride;
+    record(r, *physics, step, stride);
+    for (int i = 0; i < stride; ++i) after_step();
+  }
+  const double joules = m_energy->joules();
+  if (joules >= 0.0) r.energy_joules = std::fmax(r.energy_joules, 0.0) + joules;
+  const auto cost = physics->cost_per_step();
+  r.cell_updates = cost.cell_updates * double(r.steps_done);
+  r.bytes = cost.bytes * double(r.physics_steps);
+  const double sflops = m_surrogate->flops_per_step();
+  r.flops = (sflops > 0.0 ? sflops * double(r.surrogate_steps) : 0.0) + cost.flops * double(r.physics_steps);
+  if (stopped) return false;
+  finish(r, *physics);
+  return true;
+}
+
+Campaign::Outcome Campaign::run() {
+  if (m_resume_requested) {
+    read_checkpoint();
+    m_resumed = true;
+    m_resumed_global_step = m_cur.global_steps;
+    log("resuming from " + m_checkpoint_dir + " in phase '" + m_phases[m_cur.phase].name + "' at step " +
+        std::to_string(m_cur.step));
+  }
+  // The surrogate exists from the start: the reference phase needs its stride to collect
+  // training states.
+  ensure_surrogate();
+  if (m_resumed && m_training.done) m_surrogate->load(m_checkpoint_dir + "/surrogate");
+  StopSignals signals;
+  const std::size_t first = m_cur.phase;
+  for (std::size_t p = first; p < m_phases.size(); ++p) {
+    const bool resumed_here = m_resumed && p == first;
+    m_cur.phase = p;
+    if (!resumed_here) {
+      m_cur.step = 0;
+      m_cur.physics_left = 0;
+      m_cur.since_check = 0;
+    }
+    const auto& ph = m_phases[p];
+    bool done = true;
+    if (ph.kind == "reference" || ph.kind == "physics")
+      done = run_physics_phase(ph, resumed_here);
+    else if (ph.kind == "training")
+      done = m_training.done ? true : run_training_phase();
+    else
+      done = run_rollout_phase(ph, resumed_here);
+    if (!done) {
+      log("stopped by signal " + std::to_string(StopSignals::last_signal()) +
+          "; checkpoint written; continue with "
+          "`mantissa run DECK --resume`");
+      return Outcome::stopped;
+    }
+    if (ph.kind == "reference" && !m_cfg.surrogate.enabled) m_train_samples.clear();
+  }
+  return Outcome::finished;
+}
+
+}  // namespace mantissa::workflow

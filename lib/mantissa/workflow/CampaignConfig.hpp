@@ -1,0 +1,56 @@
+#pragma once
+// What a campaign runs, as a plain struct: filled from the deck's `campaign:` section by
+// config_from_deck() (Schema.cpp) or directly in tests.
+#include <mantissa/core/Precision.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mantissa::workflow {
+
+struct VariantSpec {
+  std::string name;  // unique, used in the report and as an HDF5 group name
+  Precision storage = Precision::fp64;
+  Precision compute = Precision::fp64;
+};
+
+struct HybridSpec {
+  bool enabled = false;
+  Precision precision = Precision::fp32;  // surrogate inference precision in hybrid mode
+  int k = 4;                              // surrogate steps per predict() call
+  int check_every = 4;                    // indicator evaluated every M surrogate steps
+  double energy_tol = 0.05;               // |energy drift| above this hands over to the physics
+  double residual_tol = 0.05;             // one-step residual against the physics above this hands over
+  int sample_stride = 4;                  // the residual is evaluated on every n-th point per axis
+  std::int64_t physics_steps = 20;        // physics steps after a hand-over before the surrogate resumes
+};
+
+struct SurrogateSpec {
+  bool enabled = false;
+  std::string model = "transformer";  // registry key
+  std::string training = "online";    // "online": from the reference run; "file": load weights
+  std::string weights;                // training == "file": the weights' path prefix
+  std::string save_weights;           // optional: where to save the trained weights
+  std::int64_t train_steps = -1;      // reference steps that feed training (-1: all)
+  std::vector<Precision> rollout;     // pure surrogate rollouts, one per precision
+  std::int64_t horizon = -1;          // physics steps a rollout covers (-1: campaign steps)
+  HybridSpec hybrid;
+};
+
+struct CampaignConfig {
+  std::string physics;                 // registry key
+  std::int64_t steps = 100;            // physics steps of the reference and every variant
+  std::int64_t sample_every = 10;      // fields are compared every this many steps (and at the end)
+  double error_threshold = 0.1;        // relative L2 above which a variant "diverged" (report: time)
+  std::int64_t receiver_max_lag = -1;  // cross-correlation lag window in steps (-1: steps / 10)
+  Precision reference_precision = Precision::fp64;
+  std::vector<VariantSpec> variants;  // without the reference
+  SurrogateSpec surrogate;
+  bool snapshots = true;              // final primary fields gathered into report.h5 + XDMF
+  std::int64_t stop_after_step = -1;  // test hook: raise SIGTERM after this many campaign steps
+  // Context for the report.
+  std::string deck_file, deck_hash, deck_resolved;
+};
+
+}  // namespace mantissa::workflow

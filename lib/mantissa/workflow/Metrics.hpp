@@ -1,0 +1,61 @@
+#pragma once
+// Accuracy metrics of the campaign, as free functions so that each can be unit tested on
+// hand-made inputs. Field metrics are collective over a communicator and work on host copies
+// of the owned points (the campaign keeps reference snapshots in host memory, not on the
+// device); their sums run in a fixed order, so a run and its resumed twin give identical bits.
+// Definitions are spelled out in docs/user-guide.md ("Metrics").
+#include <mantissa/mesh/Field.hpp>
+
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace mantissa::workflow {
+
+// Host copy of a Field<double> with its ghost layers (only owned points are ever read).
+struct HostField {
+  Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace> view;
+  std::array<int, 3> ghost{0, 0, 0};
+  std::array<std::int64_t, 3> extent{0, 0, 0};
+  std::array<std::int64_t, 3> offset{0, 0, 0};
+};
+HostField to_host(const Field<double>& f, const std::string& label);
+// Copies a host field back into a device field of the same shape.
+void from_host(const HostField& h, Field<double>& f);
+
+struct FieldError {
+  double rel_l2 = 0.0;   // ||test - ref||_2 / ||ref||_2 over owned points of all ranks
+  double max_abs = 0.0;  // max |test - ref|
+  double ref_l2 = 0.0;   // ||ref||_2 (for context)
+  double ref_max = 0.0;  // max |ref|
+};
+// rel_l2 is 0 when both are zero and +inf when only ref is zero; a NaN anywhere makes rel_l2
+// and max_abs NaN (never hidden). sample_stride > 1 uses every stride-th point per axis (the
+// hybrid indicator's "sample of the domain").
+FieldError field_error(MPI_Comm comm, const HostField& test, const HostField& ref, int sample_stride = 1);
+
+// Receiver traces (the same on every rank; no communication).
+double relative_l2(const std::vector<double>& test, const std::vector<double>& ref);
+double max_abs_error(const std::vector<double>& test, const std::vector<double>& ref);
+
+struct CrossCorrelation {
+  double peak = 0.0;     // max over lags of the normalized cross-correlation, in [-1, 1]
+  std::int64_t lag = 0;  // samples; > 0 means `test` arrives later than `ref`
+};
+// Normalized cross-correlation c(l) = sum_t test[t + l] ref[t] / (||test|| ||ref||) over
+// |l| <= max_lag. Two zero traces correlate perfectly (peak 1, lag 0); one zero trace gives 0.
+CrossCorrelation cross_correlation(const std::vector<double>& test, const std::vector<double>& ref,
+                                   std::int64_t max_lag);
+
+// (e - e0) / |e0|; 0 when both are 0, +-inf when only e0 is 0.
+double energy_drift(double e0, double e);
+
+// First time at which error > threshold (NaN counts as passing it); empty when never.
+std::optional<double> threshold_crossing(const std::vector<double>& times, const std::vector<double>& errors,
+                                         double threshold);
+
+}  // namespace mantissa::workflow

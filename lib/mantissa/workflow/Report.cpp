@@ -1,0 +1,349 @@
+#include <mantissa/core/Error.hpp>
+#include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/detail/H5.hpp>
+#include <mantissa/workflow/detail/Json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace mantissa::workflow {
+
+namespace {
+using detail::JsonWriter;
+
+std::string num(double v, int prec = 3) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os.precision(prec);
+  os << v;
+  return os.str();
+}
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+double stepping_seconds(const VariantResult& r) {
+  return r.time.steps + r.time.inference;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error("cannot write '" + path + "'; check the run directory's permissions");
+    out << text;
+  }
+  std::filesystem::rename(tmp, path);
+}
+}  // namespace
+
+SpeedSummary speed_summary(const VariantResult& r, const VariantResult& reference) {
+  SpeedSummary s;
+  const double t = stepping_seconds(r);
+  if (r.steps_done > 0 && t > 0.0) {
+    s.time_per_step = t / double(r.steps_done);
+    s.cell_updates_per_s = r.cell_updates / t;
+    s.gflops = r.flops / t * 1e-9;
+  } else {
+    s.time_per_step = std::nan("");
+  }
+  // Bandwidth only where the physics did the stepping (the traffic model is the physics').
+  if (r.time.steps > 0.0 && r.bytes > 0.0) s.bandwidth_gbs = r.bytes / r.time.steps * 1e-9;
+  const double tref =
+      reference.steps_done > 0 ? stepping_seconds(reference) / double(reference.steps_done) : 0.0;
+  s.speedup = (tref > 0.0 && s.time_per_step > 0.0) ? tref / s.time_per_step : std::nan("");
+  return s;
+}
+
+std::string main_table(const Campaign& c) {
+  const auto& res = c.results();
+  const auto& ref = res.front();
+  std::ostringstream os;
+  os << "| variant | storage/compute | status | time/step [ms] | speed-up vs " << ref.storage
+     << " | rel. L2 (final) | max error | receiver misfit | x-corr (lag) | energy drift | t(err > "
+     << num(c.config().error_threshold) << ") |\n";
+  os << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : res) {
+    const auto sp = speed_summary(r, ref);
+    os << "| " << r.name << " | " << r.storage << "/" << r.compute
+       << (r.kind == "surrogate" ? " (surrogate)" : "") << (r.kind == "hybrid" ? " (hybrid)" : "") << " | "
+       << r.status << " | " << num(sp.time_per_step * 1e3) << " | " << num(sp.speedup) << " | "
+       << num(r.final_rel_l2) << " | " << num(r.final_max_error) << " | " << num(r.receiver_rel_l2) << " | "
+       << num(r.xcorr_peak) << " (" << r.xcorr_lag << ") | " << num(r.final_energy_drift) << " | "
+       << (r.threshold_time < 0 ? std::string("never") : num(r.threshold_time)) << " |\n";
+  }
+  return os.str();
+}
+
+namespace {
+
+std::string report_json(const Campaign& c, const ReportInfo& info) {
+  const auto& cfg = c.config();
+  const auto& res = c.results();
+  const auto& m = info.machine;
+  JsonWriter j;
+  j.begin_object();
+  j.value("schema", "mantissa-report").value("schema_version", report_schema_version);
+  j.value("created", now_iso());
+  j.begin_object("mantissa")
+      .value("version", info.mantissa_version)
+      .value("command", info.command)
+      .end_object();
+  j.begin_object("context");
+  j.value("hostname", m.hostname).value("nodes", m.nodes).value("cpu", m.cpu).value("cores", m.cores);
+  j.value("backend", m.backend);
+  j.begin_array("devices");
+  for (const auto& d : m.devices) j.value("", d);
+  j.end_array();
+  j.value("kokkos_version", m.kokkos_version)
+      .value("mpi_version", m.mpi_version)
+      .value("hdf5_version", m.hdf5_version);
+  j.value("ranks", m.ranks).value("threads_per_rank", m.threads_per_rank);
+  j.begin_object("precisions");
+  std::map<std::string, std::string> support;
+  for (const auto& r : res)
+    if (!r.precision_support.empty())
+      support[r.storage + (r.kind == "surrogate" || r.kind == "hybrid" ? " (surrogate)" : "")] =
+          r.precision_support;
+  for (const auto& kv : support) j.value(kv.first, kv.second);
+  j.end_object();
+  j.begin_object("deck")
+      .value("file", cfg.deck_file)
+      .value("hash", cfg.deck_hash)
+      .value("resolved", cfg.deck_resolved);
+  j.end_object();
+  j.value("resumed", c.resumed());
+  if (c.resumed()) j.value("resumed_at_campaign_step", c.resumed_at_step());
+  j.value("wall_seconds", info.wall_seconds);
+  j.value("memory_note", c.memory_note());
+  j.value("energy_meter", c.energy_source());
+  j.end_object();
+
+  j.begin_object("campaign");
+  j.value("physics", cfg.physics).value("steps", cfg.steps).value("sample_every", cfg.sample_every);
+  j.value("error_threshold", cfg.error_threshold)
+      .value("reference", std::string(to_string(cfg.reference_precision)));
+  const auto shape = c.global_shape();
+  j.begin_array("grid_shape_zyx");
+  for (auto n : shape) j.value("", n);
+  j.end_array();
+  j.begin_array("receivers");
+  for (const auto& n : c.receiver_names()) j.value("", n);
+  j.end_array();
+  j.end_object();
+
+  j.begin_object("surrogate");
+  j.value("enabled", cfg.surrogate.enabled);
+  if (cfg.surrogate.enabled) {
+    const auto& t = c.training();
+    j.value("model", cfg.surrogate.model).value("description", c.surrogate_description());
+    j.begin_object("training")
+        .value("mode", t.mode)
+        .value("samples", t.samples)
+        .value("iterations", t.iterations);
+    j.value("initial_loss", t.initial_loss).value("final_loss", t.final_loss).value("seconds", t.seconds);
+    if (t.flops > 0 && t.seconds > 0)
+      j.value("gflops", t.flops / t.seconds * 1e-9);
+    else
+      j.null("gflops");
+    j.end_object();
+  }
+  j.end_object();
+
+  j.begin_array("variants");
+  for (const auto& r : res) {
+    const auto sp = speed_summary(r, res.front());
+    j.begin_object();
+    j.value("name", r.name).value("kind", r.kind).value("storage", r.storage).value("compute", r.compute);
+    j.value("precision_support", r.precision_support).value("description", r.description);
+    j.value("status", r.status);
+    if (r.status == "failed")
+      j.begin_object("failure").value("message", r.failure).value("step", r.failure_step).end_object();
+    else
+      j.null("failure");
+    j.begin_object("accuracy");
+    j.value("final_rel_l2", r.final_rel_l2).value("max_rel_l2", r.max_rel_l2);
+    j.value("final_max_error", r.final_max_error).value("receiver_rel_l2", r.receiver_rel_l2);
+    j.value("xcorr_peak", r.xcorr_peak).value("xcorr_lag_steps", r.xcorr_lag);
+    j.value("final_energy_drift", r.final_energy_drift).value("max_abs_energy_drift", r.max_abs_energy_drift);
+    if (r.threshold_time >= 0)
+      j.value("threshold_time", r.threshold_time);
+    else
+      j.null("threshold_time");
+    j.value("samples", std::int64_t(r.steps.size()));
+    j.end_object();
+    j.begin_object("speed");
+    j.begin_object("phases_s").value("setup", r.time.setup).value("steps", r.time.steps);
+    j.value("training", r.time.training).value("inference", r.time.inference).value("io", r.time.io);
+    j.value("analysis", r.time.analysis).end_object();
+    j.value("steps", r.steps_done)
+        .value("surrogate_steps", r.surrogate_steps)
+        .value("physics_steps", r.physics_steps);
+    j.value("time_per_step_s", sp.time_per_step).value("speedup_vs_reference", sp.speedup);
+    j.value("cell_updates_per_s", sp.cell_updates_per_s > 0 ? sp.cell_updates_per_s : std::nan(""));
+    j.value("effective_bandwidth_GBps", sp.bandwidth_gbs > 0 ? sp.bandwidth_gbs : std::nan(""));
+    j.value("gflops", sp.gflops > 0 ? sp.gflops : std::nan(""));
+    j.value("memory_hwm_MiB", r.memory_hwm_mib);
+    if (r.energy_joules >= 0)
+      j.value("energy_J", r.energy_joules);
+    else
+      j.null("energy_J");
+    j.value("energy_note", r.energy_joules >= 0 ? c.energy_source() : std::string("not measured"));
+    j.end_object();
+    if (r.kind == "hybrid") {
+      j.begin_object("hybrid").value("handovers", std::int64_t(r.handovers.size()));
+      j.begin_array("events");
+      for (const auto& h : r.handovers) {
+        j.begin_object().value("step", h.step).value("time", h.time).value("reason", h.reason);
+        j.value("energy_drift", h.energy_drift).value("residual", h.residual).end_object();
+      }
+      j.end_array().end_object();
+    }
+    j.end_object();
+  }
+  j.end_array();
+  j.begin_object("outputs").value("json", "report.json").value("markdown", "report.md");
+  j.value("timeseries", "report.h5").value("snapshots_xdmf", "snapshots.xmf").value("log", "run.log");
+  j.value("checkpoints", "checkpoints/").end_object();
+  j.end_object();
+  return j.str();
+}
+
+std::string report_md(const Campaign& c, const ReportInfo& info) {
+  const auto& cfg = c.config();
+  const auto& res = c.results();
+  const auto& m = info.machine;
+  std::ostringstream os;
+  os << "# mantissa precision campaign: " << cfg.physics << "\n\n";
+  os << "Deck `" << cfg.deck_file << "` (hash `" << cfg.deck_hash << "`), " << cfg.steps
+     << " steps, grid (z, y, x) = (" << c.global_shape()[0] << ", " << c.global_shape()[1] << ", "
+     << c.global_shape()[2] << "), fields compared every " << cfg.sample_every << " steps. Error threshold "
+     << num(cfg.error_threshold) << ".\n\n";
+  os << "Machine: " << m.hostname << " (" << m.nodes << " node(s)), " << m.cpu << ", " << m.cores
+     << " hardware threads; Kokkos " << m.kokkos_version << " (" << m.backend << ", " << m.threads_per_rank
+     << " threads per rank); " << m.mpi_version << ", " << m.ranks << " ranks; HDF5 " << m.hdf5_version
+     << ".\n\n";
+  if (c.resumed())
+    os << "This run was resumed from a checkpoint at campaign step " << c.resumed_at_step() << ".\n\n";
+  os << "## Accuracy and speed against the reference\n\n" << main_table(c) << "\n";
+  os << "rel. L2 and max error: primary field against the reference at the last sample; receiver misfit: "
+        "relative L2 over all receiver traces; x-corr: worst receiver's peak normalized cross-correlation "
+        "and "
+        "its lag in steps; energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
+        "time the relative L2 passed the threshold. Definitions: docs/user-guide.md.\n\n";
+  os << "## Speed details\n\n| variant | set-up [s] | steps [s] | inference [s] | analysis [s] | cell "
+        "updates/s | "
+        "bandwidth [GB/s] | GFLOP/s | memory HWM [MiB] | energy [J] "
+        "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : res) {
+    const auto sp = speed_summary(r, res.front());
+    auto opt = [](double v) { return v > 0 ? num(v) : std::string("not counted"); };
+    os << "| " << r.name << " | " << num(r.time.setup) << " | " << num(r.time.steps) << " | "
+       << num(r.time.inference) << " | " << num(r.time.analysis) << " | " << opt(sp.cell_updates_per_s)
+       << " | " << opt(sp.bandwidth_gbs) << " | " << opt(sp.gflops) << " | " << num(r.memory_hwm_mib, 4)
+       << " | " << (r.energy_joules >= 0 ? num(r.energy_joules) : std::string("not measured")) << " |\n";
+  }
+  os << "\nTime per step counts stepping (physics steps, surrogate inference and the hybrid's indicator), "
+        "not "
+        "set-up or analysis. Memory HWM is the process peak so far (it never decreases). Energy: "
+     << c.energy_source() << ".\n\n";
+  os << "## Precisions\n\n";
+  for (const auto& r : res)
+    os << "- " << r.name << ": " << r.storage << " storage, " << r.compute << " compute, "
+       << r.precision_support << " — " << r.description << "\n";
+  if (cfg.surrogate.enabled) {
+    const auto& t = c.training();
+    os << "\n## Surrogate\n\n"
+       << c.surrogate_description() << "\n\nTraining (" << t.mode << "): " << t.samples << " samples, "
+       << t.iterations << " iterations, loss " << num(t.initial_loss) << " -> " << num(t.final_loss) << ", "
+       << num(t.seconds) << " s.\n";
+    for (const auto& r : res) {
+      if (r.kind != "hybrid") continue;
+      os << "\n### Hybrid " << r.name << ": " << r.handovers.size() << " hand-over(s), " << r.surrogate_steps
+         << " surrogate steps, " << r.physics_steps << " physics steps\n\n";
+      if (!r.handovers.empty()) {
+        os << "| step | time | reason | energy drift | residual |\n|---:|---:|---|---:|---:|\n";
+        for (const auto& h : r.handovers)
+          os << "| " << h.step << " | " << num(h.time) << " | " << h.reason << " | " << num(h.energy_drift)
+             << " | " << num(h.residual) << " |\n";
+      }
+    }
+  }
+  bool any_failed = false;
+  for (const auto& r : res) any_failed = any_failed || r.status == "failed";
+  if (any_failed) {
+    os << "\n## Failures\n\n";
+    for (const auto& r : res)
+      if (r.status == "failed") os << "- " << r.name << ": " << r.failure << "\n";
+  }
+  os << "\n## Memory\n\n" << c.memory_note() << ".\n";
+  return os.str();
+}
+
+void write_xdmf(const Campaign& c, const std::string& path) {
+  const auto s = c.global_shape();
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"final\" "
+        "GridType=\"Uniform\">\n"
+     << "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << s[0] << " " << s[1] << " " << s[2]
+     << "\"/>\n"
+     << "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+     << "    <DataItem Dimensions=\"3\" Format=\"XML\">0 0 0</DataItem>\n"
+     << "    <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n   </Geometry>\n";
+  for (const auto& kv : c.snapshots())
+    os << "   <Attribute Name=\"" << kv.first << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+       << "    <DataItem Dimensions=\"" << s[0] << " " << s[1] << " " << s[2]
+       << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">report.h5:/snapshots/" << kv.first
+       << "</DataItem>\n   </Attribute>\n";
+  os << "  </Grid>\n </Domain>\n</Xdmf>\n";
+  write_file(path, os.str());
+}
+
+void write_h5(const Campaign& c, const std::string& path) {
+  using namespace detail;
+  const std::string tmp = path + ".tmp";
+  {
+    auto f = h5_create(tmp);
+    h5_attr(f.id(), "schema", std::string("mantissa-report"));
+    h5_attr(f.id(), "schema_version", std::int64_t(report_schema_version));
+    std::string names;
+    for (const auto& n : c.receiver_names()) names += (names.empty() ? "" : "\n") + n;
+    h5_attr(f.id(), "receiver_names", names);
+    auto gv = h5_group(f.id(), "variants");
+    for (auto r : c.results()) {  // a copy: serialize() takes non-const references
+      auto g = h5_group(gv.id(), r.name);
+      H5Writer w(g.id());
+      serialize(w, r);
+    }
+    auto gs = h5_group(f.id(), "snapshots");
+    const auto s = c.global_shape();
+    for (const auto& kv : c.snapshots())
+      h5_write(gs.id(), kv.first, {std::uint64_t(s[0]), std::uint64_t(s[1]), std::uint64_t(s[2])},
+               kv.second.data());
+  }
+  std::filesystem::rename(tmp, path);
+}
+}  // namespace
+
+void write_report(const Campaign& campaign, const ReportInfo& info, const std::string& dir) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  write_h5(campaign, dir + "/report.h5");
+  write_xdmf(campaign, dir + "/snapshots.xmf");
+  write_file(dir + "/report.md", report_md(campaign, info));
+  // report.json last: its presence means the run finished and every other file is complete.
+  write_file(dir + "/report.json", report_json(campaign, info));
+}
+
+}  // namespace mantissa::workflow

@@ -1,0 +1,139 @@
+#pragma once
+// What a campaign measured, per variant (reference, physics variants, surrogate rollouts,
+// hybrid). The same on every rank (all numbers are global). serialize() lists every member
+// once for the HDF5 writer and reader, so report.h5 and the resume checkpoint cannot drift
+// apart from the struct.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mantissa::workflow {
+
+struct HandOver {
+  std::int64_t step = 0;
+  double time = 0.0;
+  std::string reason;  // "energy" | "residual" | "non-finite"
+  double energy_drift = 0.0;
+  double residual = 0.0;
+};
+
+struct PhaseTimes {
+  double setup = 0.0, steps = 0.0, training = 0.0, inference = 0.0, io = 0.0;  // seconds
+  double analysis = 0.0;  // comparisons against the reference, diagnostics, receivers (not in time per step)
+};
+
+struct VariantResult {
+  std::string name;
+  std::string kind;  // "reference" | "physics" | "surrogate" | "hybrid"
+  std::string storage, compute;
+  std::string precision_support;   // "native" | "emulated"
+  std::string status = "pending";  // "pending" | "running" | "ok" | "failed"
+  std::string failure;             // diagnostic when failed: what, where, when
+  std::int64_t failure_step = -1;
+  std::string description;
+
+  // Time series at the sample steps.
+  std::vector<std::int64_t> steps;
+  std::vector<double> times, rel_l2, max_error, energy, energy_drift;
+  // Receiver traces: one value per receiver per physics step (row = step, column = receiver).
+  std::vector<double> traces;
+  std::int64_t num_receivers = 0;
+  std::int64_t trace_stride = 1;  // physics steps between two trace rows
+
+  // Summary accuracy (NaN where undefined; the report writes null).
+  double final_rel_l2 = 0.0, max_rel_l2 = 0.0, final_max_error = 0.0;
+  double receiver_rel_l2 = 0.0, xcorr_peak = 1.0;
+  std::int64_t xcorr_lag = 0;
+  double final_energy_drift = 0.0, max_abs_energy_drift = 0.0;
+  double threshold_time = -1.0;  // < 0: never crossed
+
+  // Speed.
+  PhaseTimes time;
+  std::int64_t steps_done = 0;                          // physics steps (or physics-step equivalents)
+  std::int64_t surrogate_steps = 0;                     // surrogate steps (rollout, hybrid)
+  std::int64_t physics_steps = 0;                       // physics steps inside hybrid
+  double cell_updates = 0.0, bytes = 0.0, flops = 0.0;  // totals over the phase; 0: not counted
+  double memory_hwm_mib = 0.0;  // process high-water mark after the phase (max over ranks)
+  double energy_joules = -1.0;  // < 0: not measured
+
+  // Hybrid.
+  std::vector<HandOver> handovers;
+};
+
+struct TrainingResult {
+  bool done = false;
+  std::string mode;  // "online" | "file"
+  std::int64_t samples = 0, iterations = 0;
+  double initial_loss = 0.0, final_loss = 0.0, seconds = 0.0, flops = 0.0;
+};
+
+template <class Archive>
+void serialize(Archive& a, HandOver& h) {
+  a("step", h.step);
+  a("time", h.time);
+  a("reason", h.reason);
+  a("energy_drift", h.energy_drift);
+  a("residual", h.residual);
+}
+
+template <class Archive>
+void serialize(Archive& a, VariantResult& r) {
+  a("name", r.name);
+  a("kind", r.kind);
+  a("storage", r.storage);
+  a("compute", r.compute);
+  a("precision_support", r.precision_support);
+  a("status", r.status);
+  a("failure", r.failure);
+  a("failure_step", r.failure_step);
+  a("description", r.description);
+  a("step", r.steps);
+  a("time", r.times);
+  a("rel_l2", r.rel_l2);
+  a("max_error", r.max_error);
+  a("energy", r.energy);
+  a("energy_drift", r.energy_drift);
+  a("traces", r.traces);
+  a("num_receivers", r.num_receivers);
+  a("final_rel_l2", r.final_rel_l2);
+  a("max_rel_l2", r.max_rel_l2);
+  a("final_max_error", r.final_max_error);
+  a("receiver_rel_l2", r.receiver_rel_l2);
+  a("xcorr_peak", r.xcorr_peak);
+  a("xcorr_lag", r.xcorr_lag);
+  a("final_energy_drift", r.final_energy_drift);
+  a("max_abs_energy_drift", r.max_abs_energy_drift);
+  a("threshold_time", r.threshold_time);
+  a("time_setup", r.time.setup);
+  a("time_steps", r.time.steps);
+  a("time_training", r.time.training);
+  a("time_inference", r.time.inference);
+  a("time_io", r.time.io);
+  a("time_analysis", r.time.analysis);
+  a("trace_stride", r.trace_stride);
+  a("steps_done", r.steps_done);
+  a("surrogate_steps", r.surrogate_steps);
+  a("physics_steps", r.physics_steps);
+  a("cell_updates", r.cell_updates);
+  a("bytes", r.bytes);
+  a("flops", r.flops);
+  a("memory_hwm_mib", r.memory_hwm_mib);
+  a("energy_joules", r.energy_joules);
+  a.list("handovers", r.handovers);
+}
+
+template <class Archive>
+void serialize(Archive& a, TrainingResult& t) {
+  int done = t.done ? 1 : 0;
+  a("done", done);
+  t.done = done != 0;
+  a("mode", t.mode);
+  a("samples", t.samples);
+  a("iterations", t.iterations);
+  a("initial_loss", t.initial_loss);
+  a("final_loss", t.final_loss);
+  a("seconds", t.seconds);
+  a("flops", t.flops);
+}
+
+}  // namespace mantissa::workflow

@@ -1,0 +1,50 @@
+#pragma once
+// The seam between the campaign and a learned surrogate. apps/mantissa adapts
+// surrogates::Surrogate to it; tests use a small linear stencil surrogate.
+//
+// A surrogate step advances stride() physics steps. The campaign feeds consecutive reference
+// states (one per surrogate step, starting at step 0) with add_sample(), calls train() once,
+// and then predicts from any state in any supported precision.
+#include <mantissa/core/Precision.hpp>
+#include <mantissa/workflow/PhysicsModel.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace mantissa::workflow {
+
+struct TrainStats {
+  std::int64_t samples = 0;
+  std::int64_t iterations = 0;
+  double initial_loss = 0.0;
+  double final_loss = 0.0;
+  double flops = 0.0;  // 0 = not counted
+};
+
+class SurrogateModel {
+ public:
+  virtual ~SurrogateModel() = default;
+
+  virtual std::string describe() const = 0;
+  // Physics steps per surrogate step.
+  virtual int stride() const = 0;
+
+  // Training data: the reference state at steps 0, stride, 2 stride, ... in order.
+  virtual void add_sample(const State& state) = 0;
+  // Collective. Deterministic for a given deck and rank count (resume relies on it).
+  virtual TrainStats train() = 0;
+
+  // Inference precision for the next predict() calls; throws mantissa::Error if unsupported.
+  virtual void set_precision(Precision p) = 0;
+  virtual std::string precision_support(Precision p) const = 0;  // "native" | "emulated"
+  // Advances `state` by k surrogate steps in place (collective).
+  virtual void predict(State& state, int k) = 0;
+  // Floating-point operations of one surrogate step, global (0 = not counted).
+  virtual double flops_per_step() const { return 0.0; }
+
+  // Collective; `path` is a file prefix the surrogate may extend (weights, optimizer, RNG).
+  virtual void save(const std::string& path) const = 0;
+  virtual void load(const std::string& path) = 0;
+};
+
+}  // namespace mantissa::workflow

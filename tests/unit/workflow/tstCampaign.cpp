@@ -1,0 +1,310 @@
+// The campaign driver end to end with the test physics and surrogate of TestModels.hpp, at
+// 1, 2 and 3 ranks (3 catches power-of-two assumptions in the gathers and checkpoints).
+#include "TestModels.hpp"
+
+#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/RunDirectory.hpp>
+#include <mantissa/workflow/Signals.hpp>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace mw = mantissa::workflow;
+namespace fs = std::filesystem;
+using mantissa::Precision;
+
+namespace {
+
+int rank_of_world() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// A fresh scratch directory, the same path on every rank.
+std::string scratch(const std::string& name) {
+  long pid = static_cast<long>(getpid());
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string path =
+      (fs::temp_directory_path() / ("mantissa-wf-" + std::to_string(pid) + "-" + name)).string();
+  if (rank_of_world() == 0) {
+    fs::remove_all(path);
+    fs::remove_all(path + ".previous");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return path;
+}
+
+mantissa::Grid grid() {
+  mantissa::Grid g;
+  g.dim = 2;
+  g.n = {32, 24, 1};
+  g.periodic = {true, true, false};
+  return g;
+}
+
+mw::CampaignConfig config() {
+  mw::CampaignConfig c;
+  c.physics = "testwave";
+  c.steps = 60;
+  c.sample_every = 10;
+  c.error_threshold = 1e-3;
+  c.variants = {{"fp32", Precision::fp32, Precision::fp32}};
+  c.surrogate.enabled = true;
+  c.surrogate.model = "linear";
+  c.surrogate.rollout = {Precision::fp64, Precision::fp32, Precision::bf16};
+  c.surrogate.hybrid.enabled = true;
+  c.surrogate.hybrid.precision = Precision::fp32;
+  c.surrogate.hybrid.k = 2;
+  c.surrogate.hybrid.check_every = 4;
+  c.surrogate.hybrid.energy_tol = 1e-3;
+  c.surrogate.hybrid.residual_tol = 1e-3;
+  c.surrogate.hybrid.sample_stride = 2;
+  c.surrogate.hybrid.physics_steps = 10;
+  c.deck_hash = "test";
+  return c;
+}
+
+struct Run {
+  std::vector<mw::VariantResult> results;
+  mw::TrainingResult training;
+  mw::Campaign::Outcome outcome;
+};
+
+Run run(const mw::CampaignConfig& cfg, const mw::Registry& reg, const std::string& dir, bool resume,
+        bool report = false) {
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  mw::RunDirectory rd(MPI_COMM_WORLD, dir, resume ? mw::RunMode::resume : mw::RunMode::overwrite);
+  rd.commit();
+  mw::Campaign c(cfg, reg, {nullptr, &decomp}, dir, resume);
+  Run r;
+  r.outcome = c.run();
+  r.results = c.results();
+  r.training = c.training();
+  if (report && r.outcome == mw::Campaign::Outcome::finished) {
+    mw::ReportInfo info;
+    info.machine = mw::machine_info(MPI_COMM_WORLD);
+    mw::write_report(c, info, dir);
+  }
+  return r;
+}
+
+const mw::VariantResult& by_name(const Run& r, const std::string& name) {
+  for (const auto& v : r.results)
+    if (v.name == name) return v;
+  throw std::runtime_error("no variant " + name);
+}
+
+TEST(WorkflowCampaign, ReferenceIsExactAndFp32IsSmallButNotZero) {
+  const auto reg = mw::test::test_registry();
+  const auto r = run(config(), reg, scratch("accuracy"), false);
+  ASSERT_EQ(r.outcome, mw::Campaign::Outcome::finished);
+  const auto& ref = by_name(r, "reference");
+  EXPECT_EQ(ref.status, "ok");
+  EXPECT_EQ(ref.final_rel_l2, 0.0);
+  EXPECT_EQ(ref.max_rel_l2, 0.0);
+  EXPECT_EQ(ref.receiver_rel_l2, 0.0);
+  EXPECT_EQ(ref.xcorr_peak, 1.0);
+  EXPECT_EQ(ref.xcorr_lag, 0);
+  EXPECT_EQ(ref.steps.size(), 7u);  // steps 0, 10, ..., 60
+  // Leapfrog conserves its discrete energy exactly; what is left is fp64 round-off of 60
+  // steps over a field of O(1) values (~1e-14 relative), far below 1e-10.
+  EXPECT_LT(ref.max_abs_energy_drift, 1e-10);
+  const auto& f32 = by_name(r, "fp32");
+  EXPECT_EQ(f32.status, "ok");
+  EXPECT_GT(f32.final_rel_l2, 0.0);
+  // fp32 round-off (6e-8 per operation) accumulates roughly linearly over 60 steps: ~1e-6;
+  // 1e-4 leaves two orders of margin and would still catch an fp16-sized error (1e-3).
+  EXPECT_LT(f32.final_rel_l2, 1e-4);
+  EXPECT_GT(f32.xcorr_peak, 0.999);
+  EXPECT_EQ(f32.xcorr_lag, 0);
+  EXPECT_LT(f32.threshold_time, 0.0);  // never passed 1e-3
+  EXPECT_GT(f32.steps_done, 0);
+  EXPECT_GT(f32.cell_updates, 0.0);
+}
+
+TEST(WorkflowCampaign, SurrogateLearnsTheSchemeAndLowerPrecisionsCostAccuracy) {
+  const auto reg = mw::test::test_registry();
+  const auto r = run(config(), reg, scratch("surrogate"), false);
+  EXPECT_TRUE(r.training.done);
+  EXPECT_EQ(r.training.samples, 61);  // steps 0..60
+  const auto& s64 = by_name(r, "surrogate-fp64");
+  const auto& s32 = by_name(r, "surrogate-fp32");
+  const auto& s16 = by_name(r, "surrogate-bf16");
+  for (const auto* s : {&s64, &s32, &s16}) EXPECT_EQ(s->status, "ok") << s->name;
+  // Least squares on exact leapfrog data recovers the scheme to ~1e-12 in the coefficients;
+  // 60 steps of that stay far below 1e-6.
+  EXPECT_LT(s64.final_rel_l2, 1e-6);
+  // bf16 keeps 8 significant bits (relative rounding 4e-3 per step); fp32 24 bits.
+  EXPECT_GT(s16.final_rel_l2, s32.final_rel_l2);
+  EXPECT_GT(s16.final_rel_l2, 1e-4);
+  EXPECT_EQ(s64.surrogate_steps, 60);
+  EXPECT_EQ(s64.precision_support, "native");
+  EXPECT_EQ(s16.precision_support, "emulated");
+}
+
+TEST(WorkflowCampaign, HybridHandsOverOnlyWhenTheSurrogateIsWrong) {
+  {
+    const auto reg = mw::test::test_registry();
+    const auto r = run(config(), reg, scratch("hybrid-good"), false);
+    const auto& h = by_name(r, "hybrid-fp32");
+    EXPECT_EQ(h.status, "ok");
+    EXPECT_TRUE(h.handovers.empty());
+    EXPECT_EQ(h.physics_steps, 0);
+    EXPECT_EQ(h.surrogate_steps, 60);
+  }
+  {
+    // g off by 0.05 (20 %): the one-step residual is ~1e-2, above the 1e-3 tolerance.
+    const auto reg = mw::test::test_registry({}, -1, 0.05);
+    const auto r = run(config(), reg, scratch("hybrid-bad"), false);
+    const auto& h = by_name(r, "hybrid-fp32");
+    EXPECT_EQ(h.status, "ok");
+    ASSERT_FALSE(h.handovers.empty());
+    for (const auto& e : h.handovers) EXPECT_TRUE(e.reason == "residual" || e.reason == "energy") << e.reason;
+    EXPECT_GT(h.physics_steps, 0);
+    EXPECT_EQ(h.physics_steps + h.surrogate_steps, 60);
+    // Handing over must help: the hybrid ends closer to the reference than the pure rollout.
+    EXPECT_LT(h.final_rel_l2, by_name(r, "surrogate-fp32").final_rel_l2);
+  }
+}
+
+TEST(WorkflowCampaign, NonFiniteVariantFailsAndTheCampaignGoesOn) {
+  const auto reg = mw::test::test_registry({}, /*nan_at_step_fp32=*/25);
+  const std::string dir = scratch("nan");
+  const auto r = run(config(), reg, dir, false, /*report=*/true);
+  ASSERT_EQ(r.outcome, mw::Campaign::Outcome::finished);
+  const auto& f32 = by_name(r, "fp32");
+  EXPECT_EQ(f32.status, "failed");
+  // Injected after step 25; found at a receiver or, at the latest, at the sample at step 30.
+  EXPECT_GE(f32.failure_step, 25);
+  EXPECT_LE(f32.failure_step, 30);
+  EXPECT_NE(f32.failure.find("non-finite"), std::string::npos) << f32.failure;
+  for (const auto& v : r.results) {
+    if (v.name != "fp32") {
+      EXPECT_EQ(v.status, "ok") << v.name;
+    }
+  }
+  if (rank_of_world() == 0) {
+    std::ifstream in(dir + "/report.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_NE(ss.str().find("\"schema_version\": 1"), std::string::npos);
+    EXPECT_NE(ss.str().find("\"status\": \"failed\""), std::string::npos);
+    EXPECT_TRUE(fs::exists(dir + "/report.md"));
+    EXPECT_TRUE(fs::exists(dir + "/report.h5"));
+    EXPECT_TRUE(fs::exists(dir + "/snapshots.xmf"));
+  }
+}
+
+void expect_same(const mw::VariantResult& a, const mw::VariantResult& b) {
+  SCOPED_TRACE(a.name);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.rel_l2, b.rel_l2);
+  EXPECT_EQ(a.max_error, b.max_error);
+  EXPECT_EQ(a.energy, b.energy);
+  EXPECT_EQ(a.traces, b.traces);
+  EXPECT_EQ(a.final_rel_l2, b.final_rel_l2);
+  EXPECT_EQ(a.receiver_rel_l2, b.receiver_rel_l2);
+  EXPECT_EQ(a.xcorr_peak, b.xcorr_peak);
+  EXPECT_EQ(a.steps_done, b.steps_done);
+  EXPECT_EQ(a.handovers.size(), b.handovers.size());
+}
+
+TEST(WorkflowCampaign, ResumeAfterAStopGivesBitIdenticalNumbers) {
+  const auto reg = mw::test::test_registry({}, -1, 0.05);  // a hybrid with hand-overs
+  const auto full = run(config(), reg, scratch("resume-full"), false);
+  // Stops in the reference (while collecting training states), in the fp32 variant, in the
+  // fp32 rollout and in the hybrid (360 campaign steps in all).
+  for (std::int64_t stop : {15, 75, 190, 333}) {
+    SCOPED_TRACE("stop after campaign step " + std::to_string(stop));
+    auto cfg = config();
+    cfg.stop_after_step = stop;
+    const std::string dir = scratch("resume-" + std::to_string(stop));
+    const auto first = run(cfg, reg, dir, false);
+    ASSERT_EQ(first.outcome, mw::Campaign::Outcome::stopped);
+    mw::StopSignals::clear();  // a new process would start without the signal
+    const auto second = run(cfg, reg, dir, true);
+    ASSERT_EQ(second.outcome, mw::Campaign::Outcome::finished);
+    ASSERT_EQ(second.results.size(), full.results.size());
+    for (std::size_t i = 0; i < full.results.size(); ++i) expect_same(second.results[i], full.results[i]);
+  }
+}
+
+TEST(WorkflowCampaign, ResumeRefusesAChangedDeck) {
+  const auto reg = mw::test::test_registry();
+  auto cfg = config();
+  cfg.stop_after_step = 5;
+  const std::string dir = scratch("resume-deck");
+  ASSERT_EQ(run(cfg, reg, dir, false).outcome, mw::Campaign::Outcome::stopped);
+  mw::StopSignals::clear();
+  cfg.deck_hash = "another";
+  try {
+    run(cfg, reg, dir, true);
+    FAIL() << "resume with another deck was accepted";
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("deck changed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WorkflowCampaign, RunDirectoryPolicy) {
+  const std::string dir = scratch("policy");
+  if (rank_of_world() == 0) {
+    fs::create_directories(dir);
+    std::ofstream(dir + "/report.json") << "{}";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  try {
+    mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::fresh);
+    FAIL() << "an existing run directory was accepted";
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--overwrite"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(mw::RunDirectory(MPI_COMM_WORLD, dir, mw::RunMode::resume), mantissa::Error);
+  {
+    // A failed start with --overwrite puts the previous run back.
+    mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::overwrite);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank_of_world() == 0) {
+    EXPECT_TRUE(fs::exists(dir + "/report.json"));
+  }
+  {
+    mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::overwrite);
+    rd.commit();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank_of_world() == 0) {
+    EXPECT_FALSE(fs::exists(dir + "/report.json"));
+    EXPECT_FALSE(fs::exists(dir + ".previous"));
+    EXPECT_TRUE(fs::exists(dir + "/checkpoints"));
+  }
+}
+
+TEST(WorkflowCampaign, UnknownPhysicsAndBadKeysNameTheKey) {
+  const auto reg = mw::test::test_registry();
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  auto cfg = config();
+  cfg.physics = "nope";
+  try {
+    mw::Campaign c(cfg, reg, {nullptr, &decomp}, "unused", false);
+    FAIL();
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("testwave"), std::string::npos) << e.what();
+  }
+  cfg = config();
+  cfg.surrogate.horizon = 1000;
+  try {
+    mw::Campaign c(cfg, reg, {nullptr, &decomp}, "unused", false);
+    FAIL();
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("campaign.surrogate.horizon"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
