@@ -15,6 +15,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 nvcc --version | tail -2
 cmake --version | head -1
 nproc
+# nvcc_wrapper defaults to sm_70, which CUDA 13 dropped.
+export NVCC_WRAPPER_DEFAULT_ARCH=sm_90
 t0=$(date +%s)
 cmake -S "$KOKKOS_SRC" -B /tmp/kokkos-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX=/tmp/kokkos -DCMAKE_CXX_COMPILER="$KOKKOS_SRC/bin/nvcc_wrapper" \
