@@ -27,7 +27,6 @@ Model<T>::Model(const ModelConfig& config) : m_config(config), m_gen(config.seed
     b->fc2.initialize(m_gen);
     m_blocks.push_back(std::move(b));
   }
-  m_norm = LayerNorm<T>("norm", c.embed, c.layer_norm_eps);
   m_head = Linear<T>("head", c.embed, c.out_features());
   m_head.initialize(m_gen);
 
@@ -43,7 +42,6 @@ Model<T>::Model(const ModelConfig& config) : m_config(config), m_gen(config.seed
     b->fc2.parameters(m_params);
     for (auto* lin : {&b->qkv, &b->proj, &b->fc1, &b->fc2}) lin->scalings(m_scalings);
   }
-  m_norm.parameters(m_params);
   m_head.parameters(m_params);
   m_head.scalings(m_scalings);
 }
@@ -80,8 +78,7 @@ void Model<T>::forward(const Context& ctx, const TokenLayout& layout, const Matr
     add_into(b.out, b.f2);
     x = b.out;
   }
-  m_norm.forward(x, m_xn);
-  m_head.forward(ctx, m_xn, out);
+  m_head.forward(ctx, x, out);
   Kokkos::Profiling::popRegion();
 }
 
@@ -89,8 +86,7 @@ template <class T>
 void Model<T>::backward(const Context& ctx, const Matrix<T>& dout) {
   Kokkos::Profiling::pushRegion("mantissa::surrogates::Model::backward");
   if (m_layout == nullptr) throw Error("surrogate model: backward called before forward");
-  m_head.backward(ctx, dout, m_dxn);
-  m_norm.backward(m_dxn, m_dx);
+  m_head.backward(ctx, dout, m_dx);
   Matrix<T> dx = m_dx;
   for (auto it = m_blocks.rbegin(); it != m_blocks.rend(); ++it) {
     Block& b = **it;

@@ -2,7 +2,10 @@
 // The vision-transformer surrogate (Dosovitskiy et al., "An Image is Worth 16x16 Words",
 // ICLR 2021) over windows of patches: patch embedding + position encoding, L pre-norm blocks
 //   h = x + proj(attn(qkv(ln1(x)))),   x' = h + fc2(gelu(fc1(ln2(h)))),
-// a final layer norm and a linear head that un-embeds each token into its patch of outputs.
+// and a linear head that un-embeds each token into its patch of outputs. There is no final
+// layer norm: the targets (changes of a linear wave field) scale with the input amplitude, and a
+// norm before the head would remove exactly that amplitude from every token; the pre-norm
+// residual stream carries it to the head unchanged.
 // Forward keeps what backward needs; backward accumulates parameter gradients.
 #include <surrogates/Gelu.hpp>
 #include <surrogates/LayerNorm.hpp>
@@ -54,9 +57,8 @@ class Model {
   Linear<T> m_embed, m_head;
   PositionEncoding<T> m_pos;
   std::vector<std::unique_ptr<Block>> m_blocks;
-  LayerNorm<T> m_norm;
   const TokenLayout* m_layout = nullptr;
-  Matrix<T> m_x0, m_xn, m_dxn, m_dx, m_dtok;
+  Matrix<T> m_x0, m_dx, m_dtok;
   std::vector<Parameter<T>> m_params;
   std::vector<std::pair<std::string, DelayedScaling*>> m_scalings;
 };

@@ -1,0 +1,35 @@
+#pragma once
+// Surrogate state in HDF5, under the group /surrogate of a (possibly shared) checkpoint file:
+//   attributes  format_version, the ModelConfig fields, master precision, optimizer step,
+//               loss scale and its good-step counter, the generator state (text)
+//   weights/<name>        every parameter in the master type, with its shape
+//   adam_m/<name>, adam_v/<name>   AdamW moments (when a trainer is given)
+//   fp8/<name>            amax history of every fp8 scaling state
+//   normalization/{in_mean,in_std,out_mean,out_std}
+// Names are PyTorch module paths ("blocks.0.qkv.weight"), so tests/python loads them directly.
+// A file whose configuration or tensor shapes differ from the deck's model is refused with a
+// message that names the key or tensor and both sizes.
+#include <surrogates/Dataset.hpp>
+#include <surrogates/Trainer.hpp>
+
+#include <string>
+
+namespace mantissa::surrogates {
+
+template <class T>
+struct SurrogateState {
+  Model<T>* model = nullptr;
+  Trainer<T>* trainer = nullptr;           // optional: optimizer and loss-scale state
+  Normalization* normalization = nullptr;  // optional
+  std::string* rng_state = nullptr;        // optional: text of the sampling generator
+};
+
+// create: truncate/create the file; otherwise the group is added to an existing file (which must
+// not have one yet). Call on one rank.
+template <class T>
+void save_surrogate(const std::string& file, const SurrogateState<T>& state, bool create = true);
+// Reads into the given objects (same configuration required). Any rank may call it.
+template <class T>
+void load_surrogate(const std::string& file, const SurrogateState<T>& state);
+
+}  // namespace mantissa::surrogates
