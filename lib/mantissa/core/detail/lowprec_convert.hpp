@@ -109,10 +109,11 @@ KOKKOS_INLINE_FUNCTION typename Fmt::storage_type encode(typename Src::uint_type
   // exponent for results that are subnormal in the target.
   const int shift = (SM - DM) + (E < emin ? emin - E : 0);
   if (shift > SM + 1) return R(sign);  // below half the smallest subnormal: rounds to zero
-  U q = sig >> shift;
-  const U rem = sig & ((U(1) << shift) - 1);
-  const U half = U(1) << (shift - 1);
-  if (rem > half || (rem == half && (q & 1) != 0)) ++q;
+  // Round to nearest even without branches (data-dependent branches here cost more than the
+  // rest of the conversion): adding half - 1 plus the lowest kept bit and truncating rounds
+  // up exactly when the dropped part is above half, or equal to half with an odd result.
+  const U half_minus_one = (U(1) << (shift - 1)) - 1;
+  const U q = (sig + half_minus_one + ((sig >> shift) & 1u)) >> shift;
   // (biased exponent - 1) << DM plus the significand with its implicit bit: a carry out of
   // the significand moves into the exponent, and subnormals (biased exponent 0, no implicit
   // bit) come out right as the same formula with biased = 1.
