@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""PyTorch oracle for mantissa's transformer surrogate.
+
+Runs the C++ driver, which writes (per compute precision, plain and shifted windows) the model
+configuration, weights, input fields, targets, outputs, loss and parameter gradients. This script
+rebuilds the same model in PyTorch -- written independently: attention over all tokens with a
+mask built from window ids instead of mantissa's window lists -- loads the weights with h5py and
+compares outputs and gradients (norm-wise relative errors).
+
+Bounds:
+  fp64: 1e-10 and fp32: 1e-5 (the issue's bounds; both sides round at their unit roundoff,
+        1.1e-16 and 6e-8, through a few dozen dependent operations).
+  bf16: mantissa's error against the fp64 PyTorch model must be at most 4x the error of
+        PyTorch's own bf16 autocast on the same weights and inputs (measured here, in the same
+        run): both round the matmul operands to bf16 (u = 2^-8) with fp32 accumulation; the
+        factor 4 allows for the different placement of roundings (mantissa also rounds the
+        attention operands) without hiding a real error, which is O(1).
+  fp16: fp16 has 3 more significand bits than bf16 (u = 2^-11), so the same argument gives
+        the bf16 bound divided by 8; PyTorch 1.13 has no fp16 autocast on CPU to measure.
+"""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import torch
+
+torch.set_num_threads(1)
+
+
+def rel(a, b, floor=0.0):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), floor, 1e-300))
+
+
+class Oracle(torch.nn.Module):
+    def __init__(self, cfg, dtype):
+        super().__init__()
+        self.cfg = cfg
+        self.dtype = dtype
+        D, p = cfg["embed"], cfg["patch"]
+        fin, fout = cfg["in_channels"] * p * p, cfg["out_channels"] * p * p
+        lin = lambda i, o: torch.nn.Linear(i, o, dtype=dtype)
+        self.embed = lin(fin, D)
+        if cfg["learned_positions"]:
+            gx, gy = cfg["global_patches_x"], cfg["global_patches_y"]
+            self.pos_table = torch.nn.Parameter(torch.zeros(gx * gy, D, dtype=dtype))
+        blocks = []
+        for _ in range(cfg["layers"]):
+            b = torch.nn.Module()
+            b.ln1 = torch.nn.LayerNorm(D, eps=1e-5, dtype=dtype)
+            b.qkv = lin(D, 3 * D)
+            b.proj = lin(D, D)
+            b.ln2 = torch.nn.LayerNorm(D, eps=1e-5, dtype=dtype)
+            b.fc1 = lin(D, cfg["mlp_hidden"])
+            b.fc2 = lin(cfg["mlp_hidden"], D)
+            blocks.append(b)
+        self.blocks = torch.nn.ModuleList(blocks)
+        self.head = lin(D, fout)
+
+    def named_for_mantissa(self):
+        out = {}
+        for name, prm in self.named_parameters():
+            out["pos.table" if name == "pos_table" else name] = prm
+        return out
+
+    def tokens(self, fields):
+        # fields [B, C, H, W] -> [B * Py * Px, C * p * p], features (c, dy, dx), tokens row-major
+        B, C, H, W = fields.shape
+        p = self.cfg["patch"]
+        x = fields.reshape(B, C, H // p, p, W // p, p).permute(0, 2, 4, 1, 3, 5)
+        return x.reshape(B * (H // p) * (W // p), C * p * p)
+
+    def untokens(self, t, B, C, H, W):
+        p = self.cfg["patch"]
+        x = t.reshape(B, H // p, W // p, C, p, p).permute(0, 3, 1, 4, 2, 5)
+        return x.reshape(B, C, H, W)
+
+    def coords(self, B, Py, Px, offsets):
+        gx, gy, tile = [], [], []
+        for b in range(B):
+            for y in range(Py):
+                for x in range(Px):
+                    gx.append(offsets[b][0] + x)
+                    gy.append(offsets[b][1] + y)
+                    tile.append(b)
+        return np.array(gx), np.array(gy), np.array(tile)
+
+    def forward(self, fields, offsets):
+        cfg = self.cfg
+        B, C, H, W = fields.shape
+        p, D, heads, w = cfg["patch"], cfg["embed"], cfg["heads"], cfg["window"]
+        Py, Px = H // p, W // p
+        gx, gy, tile = self.coords(B, Py, Px, offsets)
+        # Under bf16 autocast the matmul outputs are bf16; the residual stream and the layer norms
+        # stay in the model's dtype (what autocast does on GPUs; CPU autocast in 1.13 does not
+        # cast layer_norm itself).
+        up = lambda t: t.to(self.dtype)
+        x = up(self.embed(self.tokens(fields)))
+        if cfg["learned_positions"]:
+            x = x + self.pos_table[torch.as_tensor(gy * cfg["global_patches_x"] + gx)]
+        else:
+            dg = D // 2
+            pe = torch.zeros(x.shape, dtype=x.dtype)
+            for a, g in enumerate((gx, gy)):
+                for c in range(dg):
+                    i = c // 2
+                    freq = np.exp(-(2.0 * i) / dg * np.log(10000.0))
+                    arg = torch.as_tensor(g, dtype=x.dtype) * freq
+                    pe[:, a * dg + c] = torch.sin(arg) if c % 2 == 0 else torch.cos(arg)
+            x = x + pe
+        N = x.shape[0]
+        dh = D // heads
+        for l, b in enumerate(self.blocks):
+            s = w // 2 if (cfg["shifted"] and l % 2 == 1) else 0
+            key = np.stack([tile, np.floor_divide(gx + s, w), np.floor_divide(gy + s, w)], axis=1)
+            same = torch.as_tensor((key[:, None, :] == key[None, :, :]).all(axis=2))
+            h = b.ln1(up(x))
+            qkv = b.qkv(h).reshape(N, 3, heads, dh).permute(1, 2, 0, 3)  # [3, heads, N, dh]
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = up(q @ k.transpose(-1, -2)) / np.sqrt(dh)
+            scores = scores.masked_fill(~same, float("-inf"))
+            att = up(torch.softmax(scores, dim=-1) @ v)  # [heads, N, dh]
+            x = x + up(b.proj(att.permute(1, 0, 2).reshape(N, D)))
+            x = x + up(b.fc2(torch.nn.functional.gelu(b.fc1(b.ln2(x)))))
+        return self.untokens(self.head(x), B, cfg["out_channels"], H, W)
+
+
+def load(path, dtype):
+    f = h5py.File(path, "r")
+    g = f["surrogate"]
+    cfg = {k: int(g.attrs[k]) for k in g.attrs if k not in ("master_precision", "description")}
+    model = Oracle(cfg, dtype)
+    params = model.named_for_mantissa()
+    assert set(params) == set(g["weights"].keys()), (set(params) ^ set(g["weights"].keys()))
+    with torch.no_grad():
+        for name, prm in params.items():
+            prm.copy_(torch.as_tensor(np.asarray(g["weights"][name], dtype=np.float64)))
+    o = f["oracle"]
+    data = {k: np.asarray(o[k]) for k in ("fields", "target", "output", "loss", "tile_offsets")}
+    data["grads"] = {k: np.asarray(o["grads"][k]) for k in o["grads"]}
+    data["offsets"] = [tuple(int(v) for v in r) for r in data["tile_offsets"]]
+    return model, data, params
+
+
+def run_torch(model, data, dtype, autocast=False):
+    model.zero_grad()
+    fields = torch.as_tensor(data["fields"], dtype=dtype)
+    target = torch.as_tensor(data["target"], dtype=dtype)
+    if autocast:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(fields, data["offsets"])
+        out = out.to(dtype)
+    else:
+        out = model(fields, data["offsets"])
+    loss = torch.nn.functional.mse_loss(out, target)
+    loss.backward()
+    grads = {n: p.grad.detach().double().numpy().copy() for n, p in model.named_for_mantissa().items()}
+    return out.detach().double().numpy(), float(loss), grads
+
+
+def errors(data, out, loss, grads):
+    scale = max(np.linalg.norm(g) for g in grads.values())
+    # A gradient that is zero in exact arithmetic (the key bias: softmax ignores a shift common
+    # to a row) is compared relative to the largest gradient norm, not to its own rounding noise.
+    g_err = {n: rel(data["grads"][n], grads[n], 1e-3 * scale) for n in grads}
+    return rel(data["output"], out), abs(data["loss"][0] - loss) / abs(loss), g_err
+
+
+def main():
+    driver, outdir = sys.argv[1], sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    subprocess.run([driver, outdir], check=True)
+    failures = []
+    for windows in ("plain", "shifted"):
+        ref = {}
+        for prec, bound in (("fp64", 1e-10), ("fp32", 1e-5)):
+            dtype = torch.float64 if prec == "fp64" else torch.float32
+            model, data, _ = load(f"{outdir}/{prec}_{windows}.h5", dtype)
+            out, loss, grads = run_torch(model, data, dtype)
+            eo, el, eg = errors(data, out, loss, grads)
+            worst = max(eg, key=eg.get)
+            print(f"{prec:5s} {windows:7s}: output {eo:.2e}, loss {el:.2e}, worst gradient {worst} {eg[worst]:.2e}"
+                  f" (bound {bound:g})")
+            if max(eo, el, eg[worst]) > bound:
+                failures.append(f"{prec} {windows}")
+        # Low precision: against the fp64 PyTorch model on the same weights.
+        model, data, _ = load(f"{outdir}/bf16_{windows}.h5", torch.float64)
+        out64, loss64, grads64 = run_torch(model, data, torch.float64)
+        model32, _, _ = load(f"{outdir}/bf16_{windows}.h5", torch.float32)
+        out_ac, loss_ac, grads_ac = run_torch(model32, data, torch.float32, autocast=True)
+        ac_o = rel(out_ac, out64)
+        scale = max(np.linalg.norm(g) for g in grads64.values())
+        ac_g = max(rel(grads_ac[n], grads64[n], 1e-3 * scale) for n in grads64)
+        bf16_bound_o, bf16_bound_g = 4 * ac_o, 4 * ac_g
+        for prec, div in (("bf16", 1.0), ("fp16", 8.0)):
+            model, data, _ = load(f"{outdir}/{prec}_{windows}.h5", torch.float64)
+            out, loss, grads = run_torch(model, data, torch.float64)
+            eo, el, eg = errors(data, out, loss, grads)
+            worst = max(eg, key=eg.get)
+            bo, bg = bf16_bound_o / div, bf16_bound_g / div
+            print(f"{prec:5s} {windows:7s}: output {eo:.2e} (bound {bo:.2e}), worst gradient {worst} {eg[worst]:.2e}"
+                  f" (bound {bg:.2e}); PyTorch bf16 autocast: output {ac_o:.2e}, gradient {ac_g:.2e}")
+            if eo > bo or eg[worst] > bg:
+                failures.append(f"{prec} {windows}")
+    if failures:
+        print("FAILED:", ", ".join(failures))
+        sys.exit(1)
+    print("all comparisons within bounds")
+
+
+if __name__ == "__main__":
+    main()

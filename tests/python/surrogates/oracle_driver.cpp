@@ -1,0 +1,153 @@
+// Writes, per compute precision, everything the PyTorch oracle needs to rebuild and check one
+// forward + backward of the surrogate: the configuration and weights (save_surrogate), the tile
+// layout, the input fields, the targets, mantissa's outputs, its loss and parameter gradients.
+//   usage: mantissa_surrogate_oracle_driver <output-directory>
+#include <surrogates/Checkpoint.hpp>
+#include <surrogates/Patches.hpp>
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <cstdio>
+#include <random>
+#include <string>
+
+namespace ms = mantissa::surrogates;
+using mantissa::Precision;
+
+namespace {
+
+template <class V>
+void write(hid_t g, const std::string& name, const std::vector<hsize_t>& dims, const V& view_host_data) {
+  hid_t s = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  hid_t d = H5Dcreate2(g, name.c_str(), H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, view_host_data.data());
+  H5Dclose(d);
+  H5Sclose(s);
+}
+
+template <class T>
+std::vector<double> to_host(const ms::FlatView<T>& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.size());
+}
+
+template <class T>
+void run(Precision p, bool shifted, const std::string& file) {
+  ms::ModelConfig c;
+  c.dim = 2;
+  c.in_channels = 3;
+  c.out_channels = 2;
+  c.patch = 2;
+  c.embed = 16;
+  c.heads = 2;
+  c.layers = 2;
+  c.mlp_hidden = 24;
+  c.window = 2;
+  c.shifted = shifted;
+  c.position = shifted ? ms::PositionKind::learned : ms::PositionKind::sinusoidal;
+  c.global_patches = {8, 8, 1};
+  ms::Model<T> model(c);
+  // Two tiles of 5x3 patches at different global offsets: partial windows on every side.
+  const std::vector<std::array<std::int64_t, 3>> offsets{{0, 0, 0}, {3, 4, 0}};
+  ms::TokenLayout layout(2, {5, 3, 1}, offsets, c.window);
+  const std::int64_t B = 2, H = 3 * c.patch, W = 5 * c.patch;
+  ms::FieldBatch<double> fields("fields", B, c.in_channels, 1, H, W);
+  ms::FieldBatch<double> target("target", B, c.out_channels, 1, H, W);
+  auto hf = Kokkos::create_mirror_view(fields);
+  auto ht = Kokkos::create_mirror_view(target);
+  std::mt19937 gen(2026);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  for (std::size_t i = 0; i < hf.size(); ++i) hf.data()[i] = nd(gen);
+  for (std::size_t i = 0; i < ht.size(); ++i) ht.data()[i] = nd(gen);
+  Kokkos::deep_copy(fields, hf);
+  Kokkos::deep_copy(target, ht);
+  auto tokens = ms::make_matrix<T>("tokens", layout.num_tokens(), c.in_features());
+  auto ttok = ms::make_matrix<T>("target_tokens", layout.num_tokens(), c.out_features());
+  ms::patchify(fields, c.patch, 1, tokens);
+  ms::patchify(target, c.patch, 1, ttok);
+  // One forward + backward of the mean squared error (the trainer's loss), no optimizer update.
+  ms::Matrix<T> out;
+  ms::Context ctx{p};
+  model.zero_grad();
+  model.forward(ctx, layout, tokens, out);
+  const double count = double(ttok.size());
+  auto dout = ms::make_matrix<T>("dout", out.extent(0), out.extent(1));
+  double sse = 0.0;
+  Kokkos::parallel_reduce(
+      "oracle::mse", Kokkos::RangePolicy<ms::ExecSpace>(0, std::int64_t(out.size())),
+      KOKKOS_LAMBDA(const std::int64_t k, double& acc) {
+        const T e = out.data()[k] - ttok.data()[k];
+        acc += double(e) * double(e);
+        dout.data()[k] = T(2.0 / count) * e;
+      },
+      sse);
+  model.backward(ctx, dout);
+  Kokkos::fence();
+  ms::FieldBatch<double> outf("out", B, c.out_channels, 1, H, W);
+  ms::unpatchify(out, c.patch, 1, outf);
+  auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), outf);
+
+  ms::save_surrogate<T>(file, {&model, nullptr, nullptr, nullptr}, true);
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t g = H5Gcreate2(f, "oracle", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const std::vector<hsize_t> fd{hsize_t(B), hsize_t(c.in_channels), hsize_t(H), hsize_t(W)};
+  const std::vector<hsize_t> od{hsize_t(B), hsize_t(c.out_channels), hsize_t(H), hsize_t(W)};
+  write(g, "fields", fd, std::vector<double>(hf.data(), hf.data() + hf.size()));
+  write(g, "target", od, std::vector<double>(ht.data(), ht.data() + ht.size()));
+  write(g, "output", od, std::vector<double>(ho.data(), ho.data() + ho.size()));
+  write(g, "loss", {1}, std::vector<double>{sse / count});
+  std::vector<double> offs;
+  for (const auto& o : offsets) offs.insert(offs.end(), {double(o[0]), double(o[1])});
+  write(g, "tile_offsets", {hsize_t(B), 2}, offs);
+  hid_t gg = H5Gcreate2(g, "grads", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  for (const auto& prm : model.parameters()) {
+    std::vector<hsize_t> dims(prm.shape.begin(), prm.shape.end());
+    write(gg, prm.name, dims, to_host(prm.grad));
+  }
+  H5Gclose(gg);
+  hid_t s = H5Screate(H5S_SCALAR);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  const std::string pname(mantissa::to_string(p));
+  H5Tset_size(t, pname.size());
+  hid_t a = H5Acreate2(g, "compute", t, s, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, t, pname.c_str());
+  H5Aclose(a);
+  H5Tclose(t);
+  H5Sclose(s);
+  H5Gclose(g);
+  H5Fclose(f);
+  std::printf("wrote %s (%s, %s windows, gemm path %s)\n", file.c_str(), pname.c_str(),
+              shifted ? "shifted" : "plain", std::string(ms::to_string(ms::gemm_path(p))).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    if (argc < 2) {
+      std::fprintf(stderr, "usage: %s <output-directory>\n", argv[0]);
+      rc = 2;
+    } else {
+      const std::string dir = argv[1];
+      try {
+        for (bool shifted : {false, true}) {
+          const std::string tag = shifted ? "_shifted" : "_plain";
+          run<double>(Precision::fp64, shifted, dir + "/fp64" + tag + ".h5");
+          run<float>(Precision::fp32, shifted, dir + "/fp32" + tag + ".h5");
+          run<float>(Precision::bf16, shifted, dir + "/bf16" + tag + ".h5");
+          run<float>(Precision::fp16, shifted, dir + "/fp16" + tag + ".h5");
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "oracle driver: %s\n", e.what());
+        rc = 1;
+      }
+    }
+  }
+  MPI_Finalize();
+  return rc;
+}
