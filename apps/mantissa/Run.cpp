@@ -1,0 +1,115 @@
+// `mantissa run DECK [--resume] [--overwrite]`: the precision campaign (issue 5). Builds the
+// shared decomposition from the deck's mesh, the campaign from campaign.*, runs it into
+// run.output_dir/run.name, writes the report and prints its main table. A stop by SIGTERM or
+// SIGUSR1 writes a checkpoint and exits with 75 (EX_TEMPFAIL: "run again with --resume").
+#include "Run.hpp"
+#include "Registry.hpp"
+
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/Version.hpp>
+#include <mantissa/mesh/Decomposition.hpp>
+#include <mantissa/mesh/MeshDeck.hpp>
+#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/RunDirectory.hpp>
+#include <mantissa/workflow/Schema.hpp>
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace mantissa::app {
+
+namespace {
+
+// Writes to the terminal and to run.log at once (rank 0 only).
+class TeeBuf : public std::streambuf {
+ public:
+  TeeBuf(std::streambuf* a, std::streambuf* b) : m_a(a), m_b(b) {}
+
+ protected:
+  int overflow(int c) override {
+    if (c == EOF) return !EOF;
+    const int ra = m_a->sputc(static_cast<char>(c));
+    const int rb = m_b ? m_b->sputc(static_cast<char>(c)) : c;
+    return (ra == EOF || rb == EOF) ? EOF : c;
+  }
+  int sync() override {
+    const int ra = m_a->pubsync();
+    const int rb = m_b ? m_b->pubsync() : 0;
+    return (ra == 0 && rb == 0) ? 0 : -1;
+  }
+
+ private:
+  std::streambuf* m_a;
+  std::streambuf* m_b;
+};
+
+constexpr int k_exit_stopped = 75;  // EX_TEMPFAIL
+
+}  // namespace
+
+int run_command(const Deck& deck, const RunOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (opts.resume && opts.overwrite)
+    throw Error(
+        "run: --resume and --overwrite exclude each other; --resume continues the run in the run "
+        "directory, --overwrite replaces it");
+
+  const Grid grid = grid_from_deck(deck);
+  Decomposition decomp(MPI_COMM_WORLD, grid, process_grid_from_deck(deck));
+  workflow::CampaignConfig cfg = workflow::config_from_deck(deck);
+  const workflow::Registry registry = make_registry();
+  const workflow::ModelContext ctx{&deck, &decomp};
+  if (deck.has("run.end_time")) {
+    // The deck gives a simulated time: the physics' own time step turns it into steps.
+    auto probe = registry.create_physics(cfg.physics, ctx, cfg.reference_precision, cfg.reference_precision);
+    cfg.steps = std::max<std::int64_t>(
+        1, std::int64_t(std::ceil(deck.get_real("run.end_time") / probe->dt() - 1e-9)));
+  }
+
+  const std::string dir = deck.get_string("run.output_dir") + "/" + deck.get_string("run.name");
+  const auto mode = opts.resume ? workflow::RunMode::resume
+                                : (opts.overwrite ? workflow::RunMode::overwrite : workflow::RunMode::fresh);
+  workflow::RunDirectory run_dir(MPI_COMM_WORLD, dir, mode);
+
+  std::ofstream log_file;
+  if (rank == 0) log_file.open(dir + "/run.log", std::ios::app);
+  TeeBuf tee(std::cout.rdbuf(), log_file.is_open() ? log_file.rdbuf() : nullptr);
+  std::ostream log(&tee);
+  if (rank == 0) {
+    std::ofstream(dir + "/deck.resolved.yaml") << deck.resolved_yaml();
+    log << "mantissa " << MANTISSA_VERSION_STRING << " (" << MANTISSA_GIT_HASH << "): run " << opts.deck_path
+        << (opts.resume ? " --resume" : "") << " into " << dir << std::endl;
+  }
+
+  workflow::Campaign campaign(cfg, registry, ctx, dir, opts.resume, &log);
+  run_dir.commit();  // set-up succeeded: an overwritten previous run may go now
+  const auto outcome = campaign.run();
+  if (outcome == workflow::Campaign::Outcome::stopped) return k_exit_stopped;
+
+  workflow::ReportInfo info;
+  info.machine = workflow::machine_info(MPI_COMM_WORLD);
+  info.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  info.mantissa_version = std::string(MANTISSA_VERSION_STRING) + " (" + MANTISSA_GIT_HASH + ")";
+  info.command = "mantissa run " + opts.deck_path;
+  for (const auto& o : opts.overrides) info.command += " " + o;
+  if (opts.resume) info.command += " --resume";
+  if (opts.overwrite) info.command += " --overwrite";
+  workflow::write_report(campaign, info, dir);
+  if (rank == 0) {
+    log << "\n"
+        << workflow::main_table(campaign) << "\nreport: " << dir << "/report.md (report.json, report.h5)"
+        << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace mantissa::app

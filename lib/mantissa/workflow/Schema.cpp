@@ -1,0 +1,127 @@
+#include <mantissa/core/Deck.hpp>
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/Schema.hpp>
+#include <mantissa/workflow/Schema.hpp>
+
+#include <limits>
+
+namespace mantissa::workflow {
+
+namespace {
+constexpr std::int64_t imax = std::numeric_limits<std::int32_t>::max();
+}
+
+void register_schema(Schema& s) {
+  s.section(
+      "campaign",
+      "The precision campaign: the fp64 reference, precision variants of the same physics, the surrogate "
+      "rollouts and the hybrid mode, all measured against the reference (docs/user-guide.md).");
+  s.choice("campaign.reference", "precision of the reference run (storage = compute)", {"fp64", "fp32"},
+           std::string("fp64"));
+  s.integer("campaign.sample_every", "steps between field comparisons against the reference (and at the end)",
+            10, 1, imax);
+  s.real(
+      "campaign.error_threshold",
+      "relative L2 error above which a variant counts as diverged; the report gives the first time it passes",
+      0.1, 0.0, 1e30);
+  s.integer("campaign.receiver_max_lag",
+            "largest receiver cross-correlation lag searched, in steps (-1: steps/10)", -1, -1, imax);
+  s.boolean("campaign.snapshots",
+            "gather every variant's final primary field into report.h5 (+ snapshots.xmf)", true);
+  s.integer("campaign.stop_after_step",
+            "testing aid: raise SIGTERM after this many campaign steps, as Slurm would (-1: never)", -1, -1,
+            imax);
+  s.record_list("campaign.variants",
+                "physics variants run next to the reference, from the same initial state");
+  s.string("campaign.variants[].name", "unique name of the variant in the report", std::nullopt);
+  s.choice("campaign.variants[].storage", "precision the state is stored in",
+           {"fp64", "fp32", "bf16", "fp16"}, std::nullopt);
+  s.choice("campaign.variants[].compute", "precision the stencil computes in", {"fp64", "fp32"},
+           std::string("fp32"));
+
+  s.section("campaign.surrogate", "The learned surrogate: training source, rollouts and the hybrid mode.");
+  s.boolean("campaign.surrogate.enabled", "train (or load) the surrogate and roll it out", false);
+  s.string("campaign.surrogate.model", "surrogate model (a registry key in apps/mantissa)",
+           std::string("transformer"));
+  s.choice("campaign.surrogate.training",
+           "online: trained in process on the reference trajectory; file: weights loaded from `weights`",
+           {"online", "file"}, std::string("online"));
+  s.string("campaign.surrogate.weights", "path prefix of the weights to load (training: file)", std::nullopt,
+           true);
+  s.string("campaign.surrogate.save_weights", "path prefix to save the trained weights to", std::nullopt,
+           true);
+  s.integer("campaign.surrogate.train_steps",
+            "reference steps whose states feed online training (-1: all); later steps test extrapolation", -1,
+            -1, imax);
+  s.string_list("campaign.surrogate.rollout",
+                "precisions of pure surrogate rollouts (fp64, fp32, bf16, fp16, fp8 = fp8_e4m3, fp8_e5m2)",
+                std::vector<std::string>{"fp32"});
+  s.integer("campaign.surrogate.horizon",
+            "physics steps a rollout covers from the initial state (-1: run.steps)", -1, -1, imax);
+  s.section("campaign.surrogate.hybrid",
+            "Surrogate and physics taking turns: an error indicator hands the state back to the physics.");
+  s.boolean("campaign.surrogate.hybrid.enabled", "run the hybrid mode", false);
+  s.string("campaign.surrogate.hybrid.precision", "surrogate precision in the hybrid mode",
+           std::string("fp32"));
+  s.integer("campaign.surrogate.hybrid.k", "surrogate steps per block; the indicator runs at block ends", 4,
+            1, imax);
+  s.integer("campaign.surrogate.hybrid.check_every",
+            "surrogate steps (at least) between two evaluations of the error indicator (M)", 4, 1, imax);
+  s.real("campaign.surrogate.hybrid.energy_tol", "|energy drift| that hands the state over to the physics",
+         0.05, 0.0, 1e30);
+  s.real("campaign.surrogate.hybrid.residual_tol",
+         "one-step relative residual (surrogate vs physics update) that hands the state over", 0.05, 0.0,
+         1e30);
+  s.integer("campaign.surrogate.hybrid.sample_stride", "the residual uses every n-th point per axis", 4, 1,
+            1024);
+  s.integer("campaign.surrogate.hybrid.physics_steps",
+            "physics steps after a hand-over before the surrogate resumes", 20, 1, imax);
+}
+
+CampaignConfig config_from_deck(const Deck& deck) {
+  CampaignConfig c;
+  c.physics = deck.get_string("physics");
+  c.steps = deck.get_int("run.steps");
+  c.reference_precision = parse_precision(deck.get_string("campaign.reference"), "campaign.reference");
+  c.sample_every = deck.get_int("campaign.sample_every");
+  c.error_threshold = deck.get_real("campaign.error_threshold");
+  c.receiver_max_lag = deck.get_int("campaign.receiver_max_lag");
+  c.snapshots = deck.get_bool("campaign.snapshots");
+  c.stop_after_step = deck.get_int("campaign.stop_after_step");
+  const std::size_t n = deck.count("campaign.variants");
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string p = "campaign.variants[" + std::to_string(i) + "].";
+    VariantSpec v;
+    v.name = deck.get_string(p + "name");
+    v.storage = parse_precision(deck.get_string(p + "storage"), p + "storage");
+    v.compute = parse_precision(deck.get_string(p + "compute"), p + "compute");
+    c.variants.push_back(v);
+  }
+  auto& s = c.surrogate;
+  s.enabled = deck.get_bool("campaign.surrogate.enabled");
+  s.model = deck.get_string("campaign.surrogate.model");
+  s.training = deck.get_string("campaign.surrogate.training");
+  if (deck.has("campaign.surrogate.weights")) s.weights = deck.get_string("campaign.surrogate.weights");
+  if (deck.has("campaign.surrogate.save_weights"))
+    s.save_weights = deck.get_string("campaign.surrogate.save_weights");
+  s.train_steps = deck.get_int("campaign.surrogate.train_steps");
+  for (const auto& p : deck.get_strings("campaign.surrogate.rollout"))
+    s.rollout.push_back(parse_precision(p, "campaign.surrogate.rollout"));
+  s.horizon = deck.get_int("campaign.surrogate.horizon");
+  auto& h = s.hybrid;
+  h.enabled = deck.get_bool("campaign.surrogate.hybrid.enabled");
+  h.precision = parse_precision(deck.get_string("campaign.surrogate.hybrid.precision"),
+                                "campaign.surrogate.hybrid.precision");
+  h.k = static_cast<int>(deck.get_int("campaign.surrogate.hybrid.k"));
+  h.check_every = static_cast<int>(deck.get_int("campaign.surrogate.hybrid.check_every"));
+  h.energy_tol = deck.get_real("campaign.surrogate.hybrid.energy_tol");
+  h.residual_tol = deck.get_real("campaign.surrogate.hybrid.residual_tol");
+  h.sample_stride = static_cast<int>(deck.get_int("campaign.surrogate.hybrid.sample_stride"));
+  h.physics_steps = deck.get_int("campaign.surrogate.hybrid.physics_steps");
+  c.deck_file = deck.file();
+  c.deck_hash = deck.hash();
+  c.deck_resolved = deck.resolved_yaml();
+  return c;
+}
+
+}  // namespace mantissa::workflow

@@ -1,0 +1,17 @@
+#pragma once
+// The deck's `campaign:` section: keys (register_schema, one line in apps/mantissa/Schema.cpp)
+// and their translation into a CampaignConfig (config_from_deck).
+#include <mantissa/workflow/CampaignConfig.hpp>
+
+namespace mantissa {
+class Schema;
+class Deck;
+}  // namespace mantissa
+
+namespace mantissa::workflow {
+
+void register_schema(Schema& schema);
+// Reads campaign.* plus run.steps and physics; throws mantissa::Error naming the key.
+CampaignConfig config_from_deck(const Deck& deck);
+
+}  // namespace mantissa::workflow

@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""plot_report.py RUN_DIR [-o OUT_DIR]: PNG figures of a mantissa campaign report.
+
+  error_vs_time.png   relative L2 error against the reference over time, per variant
+  energy_drift.png    energy drift over time, per variant
+  tradeoff.png        speed-up against final error (the precision/speed trade-off)
+  receivers.png       receiver traces of every variant overlaid on the reference
+  snapshots.png       final field: reference, variant, difference (one row per variant)
+
+Needs numpy, h5py and matplotlib (Debian: python3-numpy python3-h5py python3-matplotlib).
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mantissa_report as mr  # noqa: E402
+
+import matplotlib  # noqa: E402
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+STYLE = {"reference": "k-", "physics": "-", "surrogate": "--", "hybrid": "-."}
+
+
+def positive(v, floor):
+    """Log axes cannot show 0 (the reference against itself): plot it at `floor`."""
+    v = np.asarray(v, dtype=float)
+    return np.where(v > 0, v, floor)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir")
+    ap.add_argument("-o", "--out", help="output directory (default RUN_DIR/figures)")
+    a = ap.parse_args(argv)
+    try:
+        rep, h5 = mr.load(a.run_dir)
+    except mr.ReportError as e:
+        mr.fail(str(e))
+    if h5 is None:
+        mr.fail(f"{a.run_dir}: report.h5 is missing; the run did not finish writing its report")
+    out = a.out or os.path.join(a.run_dir, "figures")
+    os.makedirs(out, exist_ok=True)
+    variants = rep["variants"]
+    data = {v["name"]: mr.series(h5, v["name"]) for v in variants}
+    thr = rep["campaign"]["error_threshold"]
+    written = []
+
+    # Error against time.
+    fig, ax = plt.subplots(figsize=(8, 5))
+    floor = 1e-17
+    for v in variants:
+        d = data[v["name"]]
+        if d["time"].size == 0:
+            continue
+        style = STYLE.get(v["kind"], "-")
+        lab = v["name"] + (" (failed)" if v["status"] == "failed" else "")
+        ax.semilogy(d["time"], positive(d["rel_l2"], floor), style, marker="o", ms=3, label=lab)
+    ax.axhline(thr, color="r", lw=0.8, ls=":", label=f"threshold {thr:g}")
+    ax.set_xlabel("time")
+    ax.set_ylabel("relative L2 error vs reference (0 plotted at 1e-17)")
+    ax.set_title(f"{rep['campaign']['physics']}: error against time")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    written.append(os.path.join(out, "error_vs_time.png"))
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+
+    # Energy drift.
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for v in variants:
+        d = data[v["name"]]
+        if d["time"].size:
+            ax.plot(d["time"], d["energy_drift"], STYLE.get(v["kind"], "-"), marker=".", label=v["name"])
+    ax.set_xlabel("time")
+    ax.set_ylabel("(E(t) - E(0)) / |E(0)|")
+    ax.set_title("energy drift")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    written.append(os.path.join(out, "energy_drift.png"))
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+
+    # Trade-off: speed-up against error.
+    fig, ax = plt.subplots(figsize=(7, 5))
+    for v in variants:
+        sp = v["speed"]["speedup_vs_reference"]
+        err = v["accuracy"]["final_rel_l2"]
+        if sp is None or err is None:
+            continue
+        x = err if err > 0 else floor
+        ax.scatter([x], [sp], s=40, marker={"reference": "s", "physics": "o", "surrogate": "^", "hybrid": "D"}
+                   .get(v["kind"], "o"))
+        ax.annotate(v["name"], (x, sp), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xscale("log")
+    ax.axvline(thr, color="r", lw=0.8, ls=":")
+    ax.axhline(1.0, color="k", lw=0.5)
+    ax.set_xlabel("final relative L2 error (reference plotted at 1e-17)")
+    ax.set_ylabel(f"speed-up vs {rep['campaign']['reference']} reference (time per step)")
+    ax.set_title("what precision buys and costs")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    written.append(os.path.join(out, "tradeoff.png"))
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+
+    # Receivers.
+    ref = data[variants[0]["name"]]
+    nrec = ref["traces"].shape[1] if ref["traces"].ndim == 2 else 0
+    if nrec > 0:
+        dt = ref["time"][-1] / ref["step"][-1] if ref["step"].size and ref["step"][-1] > 0 else 1.0
+        fig, axes = plt.subplots(nrec, 1, figsize=(9, 2.2 * nrec + 0.8), sharex=True, squeeze=False)
+        names = ref["receiver_names"] or [f"r{i}" for i in range(nrec)]
+        for v in variants:
+            d = data[v["name"]]
+            if d["traces"].size == 0:
+                continue
+            t = np.arange(d["traces"].shape[0]) * d["trace_stride"] * dt
+            for r in range(nrec):
+                axes[r, 0].plot(t, d["traces"][:, r], "k-" if v["kind"] == "reference" else STYLE.get(v["kind"], "-"),
+                                lw=1.6 if v["kind"] == "reference" else 0.9, label=v["name"])
+        for r in range(nrec):
+            axes[r, 0].set_ylabel(names[r] if r < len(names) else f"r{r}")
+            axes[r, 0].grid(True, alpha=0.3)
+        axes[0, 0].legend(fontsize=7, ncol=3)
+        axes[-1, 0].set_xlabel("time")
+        fig.suptitle("receiver traces")
+        fig.tight_layout()
+        written.append(os.path.join(out, "receivers.png"))
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+
+    # Snapshot panel.
+    snaps = mr.snapshots(h5)
+    refname = variants[0]["name"]
+    others = [v["name"] for v in variants[1:] if v["name"] in snaps]
+    if refname in snaps and others:
+        def plane(a):
+            return a[a.shape[0] // 2] if a.ndim == 3 else a
+
+        r = plane(snaps[refname])
+        vmax = float(np.max(np.abs(r))) or 1.0
+        fig, axes = plt.subplots(len(others), 3, figsize=(11, 3.2 * len(others)), squeeze=False)
+        for i, name in enumerate(others):
+            s = plane(snaps[name])
+            diff = s - r
+            dmax = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 1.0
+            for j, (img, title, lim) in enumerate([(r, refname, vmax), (s, name, vmax),
+                                                   (diff, f"{name} - {refname}", dmax or 1.0)]):
+                im = axes[i, j].imshow(img, origin="upper", cmap="seismic", vmin=-lim, vmax=lim, aspect="auto")
+                axes[i, j].set_title(title, fontsize=9)
+                fig.colorbar(im, ax=axes[i, j], fraction=0.046)
+        fig.suptitle("final primary field (z middle plane in 3D)")
+        fig.tight_layout()
+        written.append(os.path.join(out, "snapshots.png"))
+        fig.savefig(written[-1], dpi=100)
+        plt.close(fig)
+
+    for w in written:
+        print(w)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
