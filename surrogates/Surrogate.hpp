@@ -1,0 +1,72 @@
+#pragma once
+// The surrogate as the workflow uses it (the one seam between the campaign and the transformer):
+// built from the configuration and the run's decomposition, fed samples online by the running
+// solver (each rank its own subdomain), trained data-parallel over the ranks, and asked to
+// advance the fields by K solver steps in a chosen precision. Inference is domain-decomposed:
+// every rank runs its subdomain plus a halo of patches gathered from the ranks that own them
+// (ModelConfig::halo_patches), which gives the one-rank result to rounding.
+#include <surrogates/Checkpoint.hpp>
+
+#include <mantissa/mesh/Decomposition.hpp>
+#include <mantissa/mesh/Field.hpp>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mantissa::surrogates {
+
+struct SurrogateConfig {
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  LossScaleConfig loss_scale;
+  Precision train_precision = Precision::fp32;  // fp64, fp32, bf16, fp16, fp8_e4m3, fp8_e5m2
+  int batch_size = 4;                           // samples per rank and step
+  int steps_per_prediction = 4;                 // K: solver steps one prediction advances
+  std::uint64_t seed = 20261129;                // batch sampling
+};
+
+struct TrainStats {
+  std::vector<double> loss;  // per step, global mean squared error in normalised units
+  int skipped_steps = 0;
+  double seconds = 0.0;
+};
+
+class Surrogate {
+ public:
+  using HostField = Field<double>;
+  Surrogate(const SurrogateConfig& config, const Decomposition& decomp);
+  ~Surrogate();
+  Surrogate(const Surrogate&) = delete;
+  Surrogate& operator=(const Surrogate&) = delete;
+
+  // One sample of this rank's subdomain: in_channels input fields and out_channels target
+  // fields (the change of the state over K steps). Ghosts are ignored.
+  void add_sample(const std::vector<const HostField*>& inputs, const std::vector<const HostField*>& targets);
+  std::int64_t num_samples() const;
+  // Data-parallel training over the decomposition's communicator; collective.
+  TrainStats train(int steps);
+  // outputs = inputs' prediction of the change over K steps, in physical units; collective.
+  void predict(const std::vector<const HostField*>& inputs, const std::vector<HostField*>& outputs,
+               Precision p);
+
+  // Weights, optimizer state, loss scale, fp8 scales, normalisation and generator state.
+  // save: rank 0 writes; load: every rank reads. Collective.
+  void save(const std::string& file);
+  void load(const std::string& file);
+  std::string describe() const;
+  const SurrogateConfig& config() const { return m_config; }
+  // Normalisation of inputs and targets (set by train() from the data, or by load()); setting it
+  // directly serves inference with weights made elsewhere.
+  const Normalization& normalization() const;
+  void set_normalization(const Normalization& n);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  SurrogateConfig m_config;
+  const Decomposition& m_decomp;
+};
+
+}  // namespace mantissa::surrogates
