@@ -1,0 +1,36 @@
+#pragma once
+// Velocity models on the host: constant, layered, linear gradient, or an HDF5 file resampled
+// onto the run's grid. The solver evaluates the model at its owned points once per run.
+#include <seismic/Config.hpp>
+
+#include <mpi.h>
+
+#include <array>
+#include <vector>
+
+namespace mantissa::seismic {
+
+class VelocityModel {
+ public:
+  // A file model is read on rank 0 of comm and broadcast (plain serial HDF5 read).
+  VelocityModel(const VelocityModelConfig& config, const Grid& grid, MPI_Comm comm);
+  // Velocity at a global grid index.
+  double at(std::int64_t ix, std::int64_t iy, std::int64_t iz) const;
+  // Velocity at a physical position (the vertical axis is the grid's last one).
+  double at_position(const std::array<double, 3>& x) const;
+
+ private:
+  VelocityModelConfig m_config;
+  Grid m_grid;
+  // File models: the file's grid and values, (z, y, x) row major.
+  std::array<std::int64_t, 3> m_fn{1, 1, 1};
+  std::array<double, 3> m_forigin{0, 0, 0}, m_fspacing{1, 1, 1};
+  std::vector<double> m_values;
+  bool m_same_grid = false;
+};
+
+// Writes a model file in the layout VelocityModel reads (tests, examples).
+void write_velocity_file(const std::string& file, const std::string& dataset, const Grid& grid,
+                         const std::vector<double>& values);
+
+}  // namespace mantissa::seismic

@@ -1,0 +1,209 @@
+#pragma once
+// Kernel launches of the acoustic solver. Free functions (not members) so that device lambdas
+// never capture `this` and may live in any back-end's compilation; the point-wise math they
+// call is in stencil_kernels.hpp.
+#include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/mesh/Field.hpp>
+#include <seismic/detail/Launch.hpp>
+#include <seismic/stencil_kernels.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <utility>
+
+namespace mantissa::seismic::detail {
+
+// Storage -> compute conversion (16-bit types convert through float).
+template <class C, class S>
+KOKKOS_INLINE_FUNCTION C to_compute(const S& s) {
+  return C(s);
+}
+
+// Image ghosts at a physical side: ghost at plane + dir*m takes sign * value at plane - dir*m
+// for m = 1..g (rigid: sign +1, Neumann; free surface: sign -1 and the plane itself is zero).
+template <class S, class C, class ExecSpace, class View>
+void mirror_fill(const ExecSpace& space, const View& v, const Box& owned, int axis, int plane, int dir, int g,
+                 bool free_surface) {
+  Box box = owned;
+  box.lo[axis] = 1;
+  box.hi[axis] = g + 1;
+  const C sign = free_surface ? C(-1) : C(1);
+  for_each_point(
+      "mantissa::seismic::Solver::mirror_fill", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
+        int dst[3] = {i, j, k}, src[3] = {i, j, k};
+        const int m = dst[axis];
+        dst[axis] = plane + dir * m;
+        src[axis] = plane - dir * m;
+        v(dst[2], dst[1], dst[0]) = S(sign * C(v(src[2], src[1], src[0])));
+      });
+  if (free_surface) {
+    Box p = owned;
+    p.lo[axis] = plane;
+    p.hi[axis] = plane + 1;
+    for_each_point(
+        "mantissa::seismic::Solver::free_surface", space, p,
+        KOKKOS_LAMBDA(int k, int j, int i) { v(k, j, i) = S(C(0)); });
+  }
+}
+
+template <class ExecSpace, class View>
+void zero_plane(const ExecSpace& space, const View& v, const Box& owned, int axis, int plane) {
+  using S = typename View::value_type;
+  Box p = owned;
+  p.lo[axis] = plane;
+  p.hi[axis] = plane + 1;
+  for_each_point(
+      "mantissa::seismic::Solver::free_surface", space, p,
+      KOKKOS_LAMBDA(int k, int j, int i) { v(k, j, i) = S(0.0f); });
+}
+
+// p_old <- 2 p - p_old + (c dt)^2 L p, in place, over a box outside every PML.
+template <int R, class ExecSpace, class PView, class MView, class C>
+void interior_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+                     const StencilWeights<C, R>& w) {
+  using S = typename PView::value_type;
+  for_each_point(
+      "mantissa::seismic::Solver::step::interior", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
+        const C lap = laplacian<R>(p, k, j, i, w);
+        q(k, j, i) = S(leapfrog<C>(C(p(k, j, i)), C(q(k, j, i)), C(m(k, j, i)), lap));
+      });
+}
+
+// psi_a <- b_a psi_a + a_a dp/dx_a on a PML box.
+template <int R, class ExecSpace, class PView, class MemField, class Profile, class C>
+void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
+                       const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
+                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
+  const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
+  const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
+  const int dim = w.dim;
+  for_each_point(
+      "mantissa::seismic::Solver::step::pml_memory", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
+        psi0(k, j, i) = cpml_memory<C>(psi0(k, j, i), a0(i), b0(i), first_derivative<R>(p, 0, k, j, i, w));
+        psi1(k, j, i) = cpml_memory<C>(psi1(k, j, i), a1(j), b1(j), first_derivative<R>(p, 1, k, j, i, w));
+        if (dim == 3)
+          psi2(k, j, i) = cpml_memory<C>(psi2(k, j, i), a2(k), b2(k), first_derivative<R>(p, 2, k, j, i, w));
+      });
+}
+
+// The CPML update of p on a PML box (Pasalic and McGarry 2010), zeta updated on the way.
+template <int R, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
+void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+                const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
+                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                const StencilWeights<C, R>& w) {
+  using S = typename PView::value_type;
+  const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
+  const auto zeta0 = zeta[0].view(), zeta1 = zeta[1].view(), zeta2 = zeta[2].view();
+  const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
+  const int dim = w.dim;
+  for_each_point(
+      "mantissa::seismic::Solver::step::pml", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
+        C sum = C(0);
+        {
+          const C d2 = second_derivative<R>(p, 0, k, j, i, w) + first_derivative<R>(psi0, 0, k, j, i, w);
+          const C z = cpml_memory<C>(zeta0(k, j, i), a0(i), b0(i), d2);
+          zeta0(k, j, i) = z;
+          sum += d2 + z;
+        }
+        {
+          const C d2 = second_derivative<R>(p, 1, k, j, i, w) + first_derivative<R>(psi1, 1, k, j, i, w);
+          const C z = cpml_memory<C>(zeta1(k, j, i), a1(j), b1(j), d2);
+          zeta1(k, j, i) = z;
+          sum += d2 + z;
+        }
+        if (dim == 3) {
+          const C d2 = second_derivative<R>(p, 2, k, j, i, w) + first_derivative<R>(psi2, 2, k, j, i, w);
+          const C z = cpml_memory<C>(zeta2(k, j, i), a2(k), b2(k), d2);
+          zeta2(k, j, i) = z;
+          sum += d2 + z;
+        }
+        q(k, j, i) = S(leapfrog<C>(C(p(k, j, i)), C(q(k, j, i)), C(m(k, j, i)), sum));
+      });
+}
+
+// q(point) += (c dt)^2 amplitude weight, for one source's owned stencil points.
+template <class C, class ExecSpace, class PView, class MView, class IView, class WView>
+void inject(const ExecSpace& space, const PView& q, const MView& m, const IView& idx, const WView& weight,
+            C amplitude) {
+  using S = typename PView::value_type;
+  Kokkos::parallel_for(
+      "mantissa::seismic::Solver::step::inject", Kokkos::RangePolicy<ExecSpace>(space, 0, int(idx.extent(0))),
+      KOKKOS_LAMBDA(int e) {
+        const int i = idx(e, 0), j = idx(e, 1), k = idx(e, 2);
+        q(k, j, i) = S(C(q(k, j, i)) + C(m(k, j, i)) * amplitude * weight(e));
+      });
+}
+
+// values(e) = p at entry e where this rank owns it, 0 elsewhere.
+template <class C, class ExecSpace, class PView, class IView, class VView>
+void gather_points(const ExecSpace& space, const PView& p, const IView& idx, const VView& values) {
+  Kokkos::parallel_for(
+      "mantissa::seismic::Solver::record::gather",
+      Kokkos::RangePolicy<ExecSpace>(space, 0, int(idx.extent(0))), KOKKOS_LAMBDA(int e) {
+        const int i = idx(e, 0), j = idx(e, 1), k = idx(e, 2);
+        values(e) = i >= 0 ? double(C(p(k, j, i))) : 0.0;
+      });
+  fence(space, "mantissa::seismic::Solver::record::gather");
+}
+
+// Boundary nodes of rigid sides weigh 1/2 in the energy's inner product (storage indices).
+struct EnergyWeights {
+  int first[3], last[3];
+  bool rigid_lo[3], rigid_hi[3];
+};
+
+template <int R, class ExecSpace, class PView, class MView>
+double energy(const ExecSpace& space, const Box& owned, const PView& p, const PView& q, const MView& m,
+              const StencilWeights<double, R>& w, const EnergyWeights& ew) {
+  using C = std::conditional_t<(sizeof(typename PView::value_type) >= 4), typename PView::value_type, float>;
+  // p_q: p^n converted once, so the Laplacian below sees exactly the stored values.
+  return sum_over_points(
+      "mantissa::seismic::Solver::diagnostics::energy", space, owned,
+      KOKKOS_LAMBDA(int k, int j, int i, double& acc) {
+        const int idx[3] = {i, j, k};
+        double weight = 1.0;
+        for (int a = 0; a < 3; ++a) {
+          if (ew.rigid_lo[a] && idx[a] == ew.first[a]) weight *= 0.5;
+          if (ew.rigid_hi[a] && idx[a] == ew.last[a]) weight *= 0.5;
+        }
+        const double pc = double(C(p(k, j, i))), pp = double(C(q(k, j, i)));
+        double lap = w.center * pp;
+        for (int r = 1; r <= R; ++r) {
+          lap += w.d2[0][r] * (double(C(q(k, j, i - r))) + double(C(q(k, j, i + r)))) +
+                 w.d2[1][r] * (double(C(q(k, j - r, i))) + double(C(q(k, j + r, i))));
+          if (w.dim == 3) lap += w.d2[2][r] * (double(C(q(k - r, j, i))) + double(C(q(k + r, j, i))));
+        }
+        const double d = pc - pp;
+        acc += weight * (d * d / double(m(k, j, i)) - pc * lap);
+      });
+}
+
+// {max |p|, number of non-finite values} over the owned points.
+template <class ExecSpace, class PView>
+std::pair<double, double> max_abs_and_nonfinite(const ExecSpace& space, const Box& owned, const PView& p) {
+  using C = std::conditional_t<(sizeof(typename PView::value_type) >= 4), typename PView::value_type, float>;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>;
+  using idx = typename Policy::index_type;
+  const Policy policy(space, {idx(owned.lo[2]), idx(owned.lo[1]), idx(owned.lo[0])},
+                      {idx(owned.hi[2]), idx(owned.hi[1]), idx(owned.hi[0])});
+  double mx = 0.0, bad = 0.0;
+  Kokkos::parallel_reduce(
+      "mantissa::seismic::Solver::diagnostics::max_abs", policy,
+      KOKKOS_LAMBDA(int k, int j, int i, double& acc) {
+        const double v = double(C(p(k, j, i)));
+        const double a = v < 0.0 ? -v : v;
+        if (a > acc) acc = a;
+      },
+      Kokkos::Max<double>(mx));
+  Kokkos::parallel_reduce(
+      "mantissa::seismic::Solver::diagnostics::nonfinite", policy,
+      KOKKOS_LAMBDA(int k, int j, int i, double& acc) {
+        if (!math::isfinite(double(C(p(k, j, i))))) acc += 1.0;
+      },
+      bad);
+  return {mx, bad};
+}
+
+}  // namespace mantissa::seismic::detail

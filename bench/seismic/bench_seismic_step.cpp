@@ -1,0 +1,165 @@
+// Benchmark of the 3D 8th-order acoustic step (issue 3, Performance).
+//
+// Prints, from one run: STREAM triad bandwidth (McCalpin; a = b + s c, 24 bytes per element),
+// the solver's step for fp64, fp32 and 16-bit storage in grid points per second and effective
+// bandwidth (compulsory bytes per point x points per second), and the same stencil as a plain
+// C++ OpenMP loop nest compiled with the same flags (what Kokkos costs). Compulsory bytes per
+// point of the in-place update p_old <- 2p - p_old + m L p: read p, read and write p_old (one
+// array, so no write-allocate), read m: 3 sizeof(storage) + sizeof(model).
+//
+// Usage: mantissa_bench_seismic [n] [steps]; run under OMP_NUM_THREADS=1 / 2 and under
+// mpirun -np 2 for the three configurations of docs/performance.md.
+#include <seismic/Solver.hpp>
+
+#include <mpi.h>
+#include <omp.h>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using namespace mantissa;
+using namespace mantissa::seismic;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// STREAM triad with plain OpenMP (the bandwidth peer), best of 5; every rank runs it at once.
+double stream_triad_gbs(std::size_t n) {
+  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) a[i] = 0.0;
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = clock_type::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+    MPI_Barrier(MPI_COMM_WORLD);
+    best = std::min(best, seconds_since(t0));
+  }
+  volatile double sink = a[n / 2];
+  (void)sink;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return 24.0 * double(n) * size / best / 1e9;
+}
+
+// The same in-place 8th-order update as a plain loop nest over raw pointers (no Kokkos).
+template <class T>
+double plain_loop_points_per_s(int n, int steps) {
+  const int g = 4, nt = n + 2 * g;
+  const std::size_t total = std::size_t(nt) * nt * nt;
+  std::vector<T> p(total, T(0)), q(total, T(0)), m(total, T(0.1));
+  const T c[5] = {T(-205.0 / 72.0), T(8.0 / 5.0), T(-1.0 / 5.0), T(8.0 / 315.0), T(-1.0 / 560.0)};
+  const T center = T(3) * c[0];
+  const std::size_t sy = nt, sz = std::size_t(nt) * nt;
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < total; ++i) p[i] = T(i % 7) * T(0.01);
+  auto step = [&](T* __restrict pp, T* __restrict qq, const T* __restrict mm) {
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < n * n; ++r) {
+      const int k = g + r / n, j = g + r % n;
+      const std::size_t row = k * sz + j * sy;
+      for (int i = g; i < g + n; ++i) {
+        const std::size_t x = row + i;
+        T lap = center * pp[x];
+        for (int s = 1; s <= 4; ++s)
+          lap += c[s] * (pp[x - s] + pp[x + s]) + c[s] * (pp[x - s * sy] + pp[x + s * sy]) +
+                 c[s] * (pp[x - s * sz] + pp[x + s * sz]);
+        qq[x] = T(2) * pp[x] - qq[x] + mm[x] * lap;
+      }
+    }
+  };
+  step(p.data(), q.data(), m.data());  // warm up
+  const auto t0 = clock_type::now();
+  for (int s = 0; s < steps; ++s) {
+    step(p.data(), q.data(), m.data());
+    std::swap(p, q);
+  }
+  return double(n) * n * n * steps / seconds_since(t0);
+}
+
+template <class S, class C>
+double solver_points_per_s(int n, int steps) {
+  Grid grid;
+  grid.dim = 3;
+  grid.n = {n, n, n};
+  grid.spacing = {10.0, 10.0, 10.0};
+  Decomposition decomp(MPI_COMM_WORLD, grid);
+  Config config;
+  config.order = 8;
+  config.quiet = true;
+  for (auto& axis : config.boundary) axis = {Boundary::rigid, Boundary::rigid};
+  config.shots = {Shot{}};
+  config.velocity.velocity = 2000.0;
+  Solver<S, C> solver(decomp, config);
+  solver.initialize(0);
+  solver.run(2);  // warm up
+  Kokkos::fence();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = clock_type::now();
+  solver.run(steps);
+  Kokkos::fence();
+  MPI_Barrier(MPI_COMM_WORLD);
+  return double(grid.num_points()) * steps / seconds_since(t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    Kokkos::ScopeGuard guard(argc, argv);
+    const int n = argc > 1 ? std::atoi(argv[1]) : 160;
+    const int steps = argc > 2 ? std::atoi(argv[2]) : 20;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int threads = Kokkos::DefaultExecutionSpace::concurrency();
+    const double triad = stream_triad_gbs(std::size_t(1) << 25);
+    if (rank == 0)
+      std::printf(
+          "seismic step bench: 3D order 8, %d^3 points, %d steps, %d rank(s) x %d thread(s)\n"
+          "STREAM triad: %.2f GB/s\n",
+          n, steps, size, threads, triad);
+    struct Row {
+      const char* name;
+      double bytes;
+      double rate;
+    };
+    std::vector<Row> rows;
+    rows.push_back({"kokkos fp64", 32.0, solver_points_per_s<double, double>(n, steps)});
+    rows.push_back({"kokkos fp32", 16.0, solver_points_per_s<float, float>(n, steps)});
+    rows.push_back({"kokkos bf16 (fp32 compute)", 10.0, solver_points_per_s<bf16, float>(n, steps)});
+    rows.push_back({"kokkos fp16 (fp32 compute)", 10.0, solver_points_per_s<fp16, float>(n, steps)});
+    double plain64 = 0.0, plain32 = 0.0;
+    if (size == 1) {  // the plain loop nest is single-process
+      plain64 = plain_loop_points_per_s<double>(n, steps);
+      plain32 = plain_loop_points_per_s<float>(n, steps);
+      rows.push_back({"plain loop fp64", 32.0, plain64});
+      rows.push_back({"plain loop fp32", 16.0, plain32});
+    }
+    if (rank == 0) {
+      const double fp64 = rows[0].rate;
+      for (const auto& r : rows) {
+        const double gbs = r.bytes * r.rate / 1e9;
+        std::printf(
+            "%-28s %8.1f Mpoints/s  %6.2f GB/s effective (%2.0f B/pt)  %5.1f%% of triad-bound  %.2fx fp64\n",
+            r.name, r.rate / 1e6, gbs, r.bytes, 100.0 * gbs / triad, r.rate / fp64);
+      }
+      if (size == 1)
+        std::printf("kokkos / plain loop: fp64 %.2f, fp32 %.2f\n", rows[0].rate / plain64,
+                    rows[1].rate / plain32);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
