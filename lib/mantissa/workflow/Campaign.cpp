@@ -166,6 +166,10 @@ bool Campaign::is_sample_step(std::int64_t s, std::int64_t last) const {
   return s % m_cfg.sample_every == 0 || s == last;
 }
 
+bool Campaign::periodic_checkpoint_due() const {
+  return m_cfg.checkpoint_every > 0 && m_cur.global_steps % m_cfg.checkpoint_every == 0;
+}
+
 bool Campaign::stop_requested() {
   return StopSignals::received(comm());
 }
@@ -182,6 +186,28 @@ void Campaign::fail(VariantResult& r, std::int64_t step, double time, const std:
   r.failure_step = step;
   r.failure = what + " at step " + std::to_string(step) + " (time " + fmt_g(time) + ")";
   log(r.name + ": FAILED: " + r.failure + "; the campaign goes on with the other variants");
+}
+
+std::string Campaign::locate_nonfinite(PhysicsModel& model) const {
+  // The first non-finite point of the primary field in global (z, y, x) order, the same answer
+  // at any rank count.
+  const auto st = model.state();
+  const HostField h = to_host(st[0].field, "mantissa::workflow::Campaign::locate");
+  const auto& n = m_ctx.decomp->grid().n;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t k = 0; k < h.extent[2] && first == std::numeric_limits<std::int64_t>::max(); ++k)
+    for (std::int64_t j = 0; j < h.extent[1]; ++j)
+      for (std::int64_t i = 0; i < h.extent[0]; ++i)
+        if (!std::isfinite(h.view(k + h.ghost[2], j + h.ghost[1], i + h.ghost[0]))) {
+          const std::int64_t g = ((h.offset[2] + k) * n[1] + (h.offset[1] + j)) * n[0] + (h.offset[0] + i);
+          first = std::min(first, g);
+        }
+  std::int64_t global = first;
+  MPI_Allreduce(&first, &global, 1, MPI_INT64_T, MPI_MIN, comm());
+  if (global == std::numeric_limits<std::int64_t>::max()) return "";
+  const std::int64_t x = global % n[0], y = (global / n[0]) % n[1], z = global / (n[0] * n[1]);
+  return "; first non-finite '" + st[0].name + "' at grid point (x, y, z) = (" + std::to_string(x) + ", " +
+         std::to_string(y) + ", " + std::to_string(z) + ")";
 }
 
 void Campaign::record(VariantResult& r, PhysicsModel& model, std::int64_t step, int trace_stride) {
@@ -207,7 +233,7 @@ void Campaign::record(VariantResult& r, PhysicsModel& model, std::int64_t step, 
   if (is_sample_step(step, last)) {
     const auto d = model.diagnostics();
     if (!d.finite) {
-      fail(r, step, model.time(), "non-finite value in " + d.where);
+      fail(r, step, model.time(), "non-finite value in " + d.where + locate_nonfinite(model));
     } else {
       const auto st = model.state();
       HostField h = to_host(st[0].field, "mantissa::workflow::Campaign::sample");
@@ -388,6 +414,13 @@ bool Campaign::run_physics_phase(const Phase& ph, bool resumed) {
     ++r.steps_done;
     record(r, *model, s, 1);
     after_step();
+    if (periodic_checkpoint_due() && r.status != "failed") {
+      Stopwatch io;
+      m_cur.step = s;
+      const State st = model->state();
+      write_checkpoint(&st, model->time());
+      r.time.io += io.seconds("mantissa::workflow::Campaign::checkpoint");
+    }
   }
   const double joules = m_energy->joules();
   if (joules >= 0.0) r.energy_joules = std::fmax(r.energy_joules, 0.0) + joules;
@@ -553,7 +586,18 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
     }
     r.steps_done += stride;
     record(r, *physics, step, stride);
-    for (int i = 0; i < stride; ++i) after_step();
+    bool due = false;
+    for (int i = 0; i < stride; ++i) {
+      after_step();
+      due = due || periodic_checkpoint_due();
+    }
+    if (due && r.status != "failed") {
+      Stopwatch io;
+      m_cur.step = step;
+      const State cur = m_cur.physics_left > 0 ? physics->state() : s;
+      write_checkpoint(&cur, double(step) * dt);
+      r.time.io += io.seconds("mantissa::workflow::Campaign::checkpoint");
+    }
   }
   const double joules = m_energy->joules();
   if (joules >= 0.0) r.energy_joules = std::fmax(r.energy_joules, 0.0) + joules;

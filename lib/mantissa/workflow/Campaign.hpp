@@ -76,6 +76,8 @@ class Campaign {
   void finish(VariantResult& r, PhysicsModel& model);
   void fail(VariantResult& r, std::int64_t step, double time, const std::string& what);
   void after_step();  // counts campaign steps; the stop_after_step test hook
+  bool periodic_checkpoint_due() const;
+  std::string locate_nonfinite(PhysicsModel& model) const;
   bool is_sample_step(std::int64_t s, std::int64_t last) const;
   std::unique_ptr<PhysicsModel> make_physics(Precision storage, Precision compute) const;
   void ensure_surrogate();

@@ -48,6 +48,7 @@ struct CampaignConfig {
   std::vector<VariantSpec> variants;  // without the reference
   SurrogateSpec surrogate;
   bool snapshots = true;              // final primary fields gathered into report.h5 + XDMF
+  std::int64_t checkpoint_every = 0;  // campaign steps between periodic checkpoints (0: on signal only)
   std::int64_t stop_after_step = -1;  // test hook: raise SIGTERM after this many campaign steps
   // Context for the report.
   std::string deck_file, deck_hash, deck_resolved;

@@ -88,6 +88,9 @@ CampaignConfig config_from_deck(const Deck& deck) {
   c.receiver_max_lag = deck.get_int("campaign.receiver_max_lag");
   c.snapshots = deck.get_bool("campaign.snapshots");
   c.stop_after_step = deck.get_int("campaign.stop_after_step");
+  // checkpoint.every (core section) counts campaign steps here: every phase's steps in turn.
+  if (deck.has("checkpoint.enabled") && deck.get_bool("checkpoint.enabled") && deck.has("checkpoint.every"))
+    c.checkpoint_every = deck.get_int("checkpoint.every");
   const std::size_t n = deck.count("campaign.variants");
   for (std::size_t i = 0; i < n; ++i) {
     const std::string p = "campaign.variants[" + std::to_string(i) + "].";
