@@ -5,8 +5,9 @@
 // ParaView agree on, so they are stored as their bits in native uint16 datasets; the
 // attribute says how to interpret them (postprocess/ converts with numpy views).
 //
-// A new type gets I/O by specializing ScalarIo (the low-precision types do so in this header,
-// when lib/mantissa/core/LowPrecision.hpp exists).
+// A new type gets I/O by specializing ScalarIo (the low-precision types do so below).
+#include <mantissa/core/LowPrecision.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -58,6 +59,15 @@ template <>
 struct ScalarIo<std::uint64_t> {
   static constexpr StorageKind kind = StorageKind::u64;
   static const char* name() { return "uint64"; }
+};
+
+// bf16, fp16 (uint16 bits) and fp8_e4m3, fp8_e5m2 (uint8 bits), named by precision_traits.
+template <class Format>
+struct ScalarIo<LowPrecisionFloat<Format>> {
+  using T = LowPrecisionFloat<Format>;
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2, "low-precision types are stored as 8 or 16 bits");
+  static constexpr StorageKind kind = sizeof(T) == 2 ? StorageKind::u16 : StorageKind::u8;
+  static const char* name() { return precision_traits<T>::name; }
 };
 
 // Whether T is one of the types a snapshot writes as is (others are converted to fp32 there,

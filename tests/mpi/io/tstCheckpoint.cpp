@@ -3,6 +3,7 @@
 // temp-then-rename, and every refusal with its message.
 #include "tstIoCommon.hpp"
 
+#include <mantissa/core/LowPrecision.hpp>
 #include <mantissa/io/Checkpoint.hpp>
 
 #include <gtest/gtest.h>
@@ -64,11 +65,13 @@ void write_sample(const Decomposition& decomp, const std::string& dir, std::int6
   const Grid& g = decomp.grid();
   Field<double> p("mantissa::test::p", decomp, 2);
   Field<float> v("mantissa::test::v", decomp, 1);
+  Field<mantissa::bf16> b("mantissa::test::b", decomp, 1);
   fill_known(p, g, 0);
   fill_known(v, g, 1);
+  fill_known(b, g, 2);
   io::CheckpointWriter writer(decomp, dir, keep, opt);
   writer.write(step, 0.5 * double(step), io::Attributes().set("physics", "seismic"),
-               {io::field_ref("p", p), io::field_ref("v", v)});
+               {io::field_ref("p", p), io::field_ref("v", v), io::field_ref("b", b)});
 }
 
 class CheckpointRoundTrip : public ::testing::TestWithParam<int> {};
@@ -162,6 +165,50 @@ TEST_P(CheckpointRoundTrip, FieldsDatasetsAttributesBitwise) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, CheckpointRoundTrip, ::testing::Values(2, 3));
+
+// bf16 and fp16 are stored as uint16 bits, fp8 as uint8 bits, named by mantissa_type, and
+// read back bitwise; a type mix-up between two 16-bit formats is refused.
+TEST(Checkpoint, LowPrecisionFieldsBitwise) {
+  const Grid g = grid3();
+  Decomposition decomp(MPI_COMM_WORLD, g);
+  ScratchDir dir("lowprec");
+  Field<mantissa::bf16> b("mantissa::test::b", decomp, 1);
+  Field<mantissa::fp16> h("mantissa::test::h", decomp, 2);
+  Field<mantissa::fp8_e4m3> e("mantissa::test::e", decomp, 1);
+  fill_known(b, g, 0);
+  fill_known(h, g, 1);
+  fill_known(e, g, 2);
+  io::CheckpointWriter writer(decomp, dir.path(), 1);
+  const auto path =
+      writer.write(1, 0.0, {}, {io::field_ref("b", b), io::field_ref("h", h), io::field_ref("e", e)});
+  Field<mantissa::bf16> b2("mantissa::test::b2", decomp, 1);
+  Field<mantissa::fp16> h2("mantissa::test::h2", decomp, 3);
+  Field<mantissa::fp8_e4m3> e2("mantissa::test::e2", decomp, 1);
+  fill_known(b2, g, 99);
+  fill_known(h2, g, 99);
+  fill_known(e2, g, 99);
+  io::CheckpointReader reader(path, MPI_COMM_WORLD);
+  reader.read_field("b", b2);
+  reader.read_field("h", h2);
+  reader.read_field("e", e2);
+  EXPECT_EQ(iotest::sum_all(count_mismatches(b2, g, 0)), 0);
+  EXPECT_EQ(iotest::sum_all(count_mismatches(h2, g, 1)), 0);
+  EXPECT_EQ(iotest::sum_all(count_mismatches(e2, g, 2)), 0);
+  EXPECT_EQ(reader.dataset_attributes("fields/b").get_string("mantissa_type"), "bf16");
+  EXPECT_EQ(reader.dataset_attributes("fields/e").get_string("mantissa_type"), "fp8_e4m3");
+  expect_error([&] { reader.read_field("b", h2); }, "is stored as bf16 but is read as fp16");
+  if (world_rank() == 0) {  // plain HDF5 sees 16-bit unsigned integers
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/fields/b", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    EXPECT_EQ(H5Tget_class(t), H5T_INTEGER);
+    EXPECT_EQ(H5Tget_size(t), 2u);
+    EXPECT_EQ(H5Tget_sign(t), H5T_SGN_NONE);
+    H5Tclose(t);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+}
 
 // The checksum stored by a parallel write equals the one computed serially over the whole
 // global array, so it cannot depend on the rank count.
@@ -334,7 +381,7 @@ TEST_F(CheckpointRefusal, GridMismatchNamesBothSizes) {
       [&] {
         reader.validate_against(grid3(), {{"p", "q"}, ""});
       },
-      "has no field 'q' (it has: p, v)");
+      "has no field 'q' (it has: b, p, v)");
   expect_error([&] { reader.validate_against(grid3(), {{}, "cfd"}); }, "written by physics 'seismic'");
   // Reading into a field of another grid.
   Grid big = grid3();
@@ -347,7 +394,7 @@ TEST_F(CheckpointRefusal, GridMismatchNamesBothSizes) {
 TEST_F(CheckpointRefusal, MissingDatasetAndTypeMismatch) {
   io::CheckpointReader reader(m_file, MPI_COMM_WORLD);
   Field<double> q("mantissa::test::q", *m_decomp, 1);
-  expect_error([&] { reader.read_field("q", q); }, "has no field 'q' (it has: p, v)");
+  expect_error([&] { reader.read_field("q", q); }, "has no field 'q' (it has: b, p, v)");
   Field<float> pf("mantissa::test::pf", *m_decomp, 1);
   expect_error([&] { reader.read_field("p", pf); },
                "dataset 'fields/p' is stored as fp64 but is read as fp32");
@@ -397,12 +444,16 @@ TEST(CrossRank, ReadAtOtherRankCount) {
   reader.validate_against(g, {{"p", "v"}, "seismic"});
   Field<double> p("mantissa::test::p", decomp, 3);
   Field<float> v("mantissa::test::v", decomp, 2);
+  Field<mantissa::bf16> b("mantissa::test::b", decomp, 4);
   fill_known(p, g, 99);
   fill_known(v, g, 99);
+  fill_known(b, g, 99);
   reader.read_field("p", p);
   reader.read_field("v", v);
+  reader.read_field("b", b);
   EXPECT_EQ(iotest::sum_all(count_mismatches(p, g, 0)), 0);
   EXPECT_EQ(iotest::sum_all(count_mismatches(v, g, 1)), 0);
+  EXPECT_EQ(iotest::sum_all(count_mismatches(b, g, 2)), 0);
 }
 
 }  // namespace

@@ -42,14 +42,17 @@ T known_value(std::uint64_t g, int field) {
   T out;
   if constexpr (sizeof(T) == 8) {
     if (((h >> 52) & 0x7ffu) == 0x7ffu) h ^= (1ull << 62);
-    std::memcpy(&out, &h, 8);
+    std::memcpy(static_cast<void*>(&out), &h, 8);
   } else if constexpr (sizeof(T) == 4) {
     std::uint32_t b = std::uint32_t(h);
     if (((b >> 23) & 0xffu) == 0xffu) b ^= (1u << 30);
-    std::memcpy(&out, &b, 4);
-  } else {
+    std::memcpy(static_cast<void*>(&out), &b, 4);
+  } else if constexpr (sizeof(T) == 2) {
     std::uint16_t b = std::uint16_t(h);
-    std::memcpy(&out, &b, 2);
+    std::memcpy(static_cast<void*>(&out), &b, 2);
+  } else {
+    std::uint8_t b = std::uint8_t(h);
+    std::memcpy(static_cast<void*>(&out), &b, 1);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // written); time series files and their datasets read back bitwise.
 #include "tstIoCommon.hpp"
 
+#include <mantissa/core/LowPrecision.hpp>
 #include <mantissa/io/Checkpoint.hpp>
 #include <mantissa/io/Snapshot.hpp>
 #include <mantissa/io/TimeSeries.hpp>
@@ -117,6 +118,24 @@ TEST(Snapshot, RefusesRawLowPrecisionAndBadNames) {
     EXPECT_NE(std::string(e.what()).find("pass it through snapshot_ref()"), std::string::npos) << e.what();
   }
   EXPECT_THROW(io::SnapshotWriter(decomp, dir.path(), "a/b"), mantissa::Error);
+  // bf16 through snapshot_ref: stored as fp32 holding exactly the bf16 values.
+  Field<mantissa::bf16> b("mantissa::test::b", decomp, 1);
+  iotest::fill_known(b, g, 3);
+  writer.write(1, 0.0, {io::snapshot_ref("b", b)});
+  if (world_rank() == 0) {
+    hid_t f = H5Fopen((dir.path() + "/snapshot_000001.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/fields/b", H5P_DEFAULT);
+    std::vector<float> all(64);
+    H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data());
+    std::int64_t bad = 0;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const float want = float(iotest::known_value<mantissa::bf16>(i, 3));
+      if (!(all[i] == want || (want != want && all[i] != all[i]))) ++bad;  // NaN stays NaN
+    }
+    EXPECT_EQ(bad, 0);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
 }
 
 TEST(TimeSeries, FileAndCheckpointRoundTrip) {
