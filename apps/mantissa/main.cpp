@@ -1,36 +1,183 @@
 // mantissa: the one executable, a thin CLI over the libraries (ExaMPM examples/dam_break.cpp).
-#include <mantissa/core/Error.hpp>
-#include <mantissa/core/KokkosCompat.hpp>
-#include <mantissa/core/Version.hpp>
+//   mantissa run DECK [key=value ...] [--resume] [--overwrite]
+//   mantissa check DECK [key=value ...] [--resolved]
+//   mantissa info [--verbose]
+//   mantissa deck-doc
+// User errors print "mantissa: error: <message>" once and every rank exits 1.
+#include "Info.hpp"
+#include "Run.hpp"
+#include "Schema.hpp"
 
+#include <mantissa/core/Deck.hpp>
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/Version.hpp>
+#include <mantissa/mesh/MeshDeck.hpp>
+
+#include <fmt/format.h>
+#include <mpi.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
-#include <mpi.h>
 
+#include <chrono>
 #include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// `check`: validates the deck and the cross-key rules of the mesh, allocates nothing.
+int check_command(const std::string& path, const std::vector<std::string>& overrides, bool print_resolved) {
+  const mantissa::Deck deck = mantissa::Deck::from_file(path, mantissa::app::full_schema(), overrides);
+  const mantissa::Grid grid = mantissa::grid_from_deck(deck);
+  const auto procs = mantissa::process_grid_from_deck(deck);
+  if (world_rank() != 0) return 0;
+  std::size_t given = 0, defaulted = 0, cmdline = 0;
+  for (const auto& key : deck.schema().keys()) {
+    if (key.path.find("[]") != std::string::npos || !deck.has(key.path)) continue;
+    if (deck.given(key.path)) {
+      ++given;
+      cmdline += deck.where(key.path).rfind("command line", 0) == 0 ? 1 : 0;
+    } else {
+      ++defaulted;
+    }
+  }
+  std::string n, h, periodic, pg;
+  for (int a = 0; a < grid.dim; ++a) {
+    const char* sep = a ? " x " : "";
+    n += fmt::format("{}{}", sep, grid.n[a]);
+    h += fmt::format("{}{}", sep, grid.spacing[a]);
+    if (grid.periodic[a]) periodic += std::string(periodic.empty() ? "" : ",") + "xyz"[a];
+    pg += fmt::format("{}{}", sep, procs[a] == 0 ? std::string("auto") : std::to_string(procs[a]));
+  }
+  std::cout << fmt::format("{}: ok\n", path);
+  std::cout << fmt::format("  physics  {}\n", deck.get_string("physics"));
+  std::cout << fmt::format(
+      "  mesh     {}D, {} points ({} total), spacing {}, periodic {}, ghost {}, ranks {}\n", grid.dim, n,
+      grid.num_points(), h, periodic.empty() ? "none" : periodic, deck.get_int("mesh.ghost"), pg);
+  const std::string stop = deck.has("run.end_time")
+                               ? fmt::format("until t = {}", deck.get_real("run.end_time"))
+                               : fmt::format("{} steps", deck.get_int("run.steps"));
+  std::cout << fmt::format("  run      {}, {}, output {}/{}\n", deck.get_string("run.name"), stop,
+                           deck.get_string("run.output_dir"), deck.get_string("run.name"));
+  std::cout << fmt::format("  keys     {} given ({} on the command line), {} defaults\n", given, cmdline,
+                           defaulted);
+  std::cout << fmt::format("  hash     {}\n", deck.hash());
+  if (print_resolved) std::cout << "\n" << deck.resolved_yaml();
+  std::cout.flush();
+  return 0;
+}
+
+// Every rank reports whether it failed; the lowest failing rank prints its message (rank 0's
+// when every rank failed alike, as for deck errors) and all ranks return 1. A failed rank
+// whose peers do not arrive within the grace period (they may wait in a collective for it)
+// prints its own message and aborts the job rather than hang.
+int settle(bool failed, const std::string& message, int rc) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int mine = failed ? rank : size, first = size;
+  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+  if (failed) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int done = 0;
+    while (!done) {
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (!done && std::chrono::steady_clock::now() > deadline) {
+        std::cerr << fmt::format("mantissa: error: (rank {}) {}\n", rank, message);
+        std::cerr.flush();
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  } else {
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+  if (first < size) {
+    if (rank == first) {
+      std::cerr << (rank == 0 ? fmt::format("mantissa: error: {}\n", message)
+                              : fmt::format("mantissa: error: (rank {}) {}\n", rank, message));
+      std::cerr.flush();
+    }
+    return 1;
+  }
+  int worst = rc;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = world_rank();
   int rc = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     CLI::App app{"mantissa: FP64 physics, lower precisions and transformer surrogates, side by side"};
     app.require_subcommand(1);
+    app.set_version_flag("--version",
+                         std::string(MANTISSA_VERSION_STRING) + " (git " + MANTISSA_GIT_HASH + ")");
+
+    mantissa::app::RunOptions run_opts;
+    auto* run = app.add_subcommand(
+        "run", "Run the campaign of a deck: FP64 reference, precision variants, surrogate");
+    run->add_option("deck", run_opts.deck_path, "YAML input deck")->required();
+    run->add_option("overrides", run_opts.overrides, "key.path=value overrides, e.g. mesh.n=[128,128]");
+    run->add_flag("--resume", run_opts.resume, "continue from the newest checkpoint in the run directory");
+    run->add_flag("--overwrite", run_opts.overwrite, "replace an existing run directory");
+
+    std::string check_deck;
+    std::vector<std::string> check_overrides;
+    bool check_resolved = false;
+    auto* check =
+        app.add_subcommand("check", "Validate a deck without allocating or running; print a summary");
+    check->add_option("deck", check_deck, "YAML input deck")->required();
+    check->add_option("overrides", check_overrides, "key.path=value overrides, e.g. mesh.n=[128,128]");
+    check->add_flag("--resolved", check_resolved, "also print the whole deck with defaults filled in");
+
+    bool info_verbose = false;
     auto* info = app.add_subcommand("info", "Print version, back-ends, MPI, HDF5 and precision support");
+    info->add_flag("--verbose", info_verbose, "add Kokkos' full configuration");
+
+    auto* doc =
+        app.add_subcommand("deck-doc", "Print the deck reference (Markdown) generated from the schema");
+
+    bool failed = false;
+    std::string message;
     try {
-      app.parse(argc, argv);
-      if (*info && rank == 0) {
-        std::cout << "mantissa " << MANTISSA_VERSION_STRING << " (" << MANTISSA_GIT_HASH << ")\n"
-                  << "Kokkos " << mantissa::kokkos_version_string() << "\n";
+      try {
+        app.parse(argc, argv);
+      } catch (const CLI::ParseError& e) {
+        // The same on every rank: rank 0 prints usage or the parse error.
+        rc = rank == 0 ? app.exit(e) : e.get_exit_code();
       }
-    } catch (const CLI::ParseError& e) {
-      rc = app.exit(e);
+      if (rc == 0 && *run) {
+        const mantissa::Deck deck =
+            mantissa::Deck::from_file(run_opts.deck_path, mantissa::app::full_schema(), run_opts.overrides);
+        rc = mantissa::app::run_command(deck, run_opts);
+      } else if (rc == 0 && *check) {
+        rc = check_command(check_deck, check_overrides, check_resolved);
+      } else if (rc == 0 && *info) {
+        mantissa::app::print_info(std::cout, info_verbose);
+      } else if (rc == 0 && *doc) {
+        if (rank == 0) std::cout << mantissa::app::full_schema().to_markdown() << std::flush;
+      }
     } catch (const mantissa::Error& e) {
-      if (rank == 0) std::cerr << "mantissa: error: " << e.what() << "\n";
-      rc = 1;
+      failed = true;
+      message = e.what();
+    } catch (const std::exception& e) {
+      failed = true;
+      message = std::string("internal error (a bug, please report it): ") + e.what();
     }
+    rc = settle(failed, message, rc);
   }
   MPI_Finalize();
   return rc;

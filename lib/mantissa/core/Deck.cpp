@@ -314,7 +314,7 @@ class Builder {
       const char* problem = nullptr;
       if (c == 0) {
         problem = "a NUL byte";
-      } else if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+      } else if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) {
         problem = "a control character";
       } else if (c >= 0x80) {
         len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
