@@ -90,37 +90,36 @@ KOKKOS_INLINE_FUNCTION typename Fmt::storage_type encode(typename Src::uint_type
   const S overflowed =
       overflow == Overflow::saturate ? max_finite : (Fmt::has_infinity ? exp_all_ones : canonical_nan);
 
-  if (e == src_exp_all_ones) {
-    if (m != 0) {
-      // NaN stays NaN and becomes quiet; the leading payload bits are kept where the target
-      // has room, so a quiet NaN read from the target converts back bit-exactly.
-      if (Fmt::has_infinity) return R(sign | canonical_nan | S(m >> (SM - DM)));
-      return R(sign | canonical_nan);
-    }
-    return R(sign | overflowed);  // infinity
-  }
-  if (e == 0 && m == 0) return R(sign);  // signed zero
+  // Written as selects without early returns so that compilers vectorise loops of
+  // conversions (GCC and Clang turn the ternaries into blends; GPUs into predication).
+  //
+  // NaN stays NaN and becomes quiet; the leading payload bits are kept where the target has
+  // room, so a quiet NaN read from the target converts back bit-exactly.
+  const bool is_special = e == src_exp_all_ones;
+  const bool is_nan = is_special && m != 0;
+  const S nan_bits = Fmt::has_infinity ? (canonical_nan | S(m >> (SM - DM))) : canonical_nan;
 
-  // |x| = sig * 2^(E - SM), with the implicit bit in sig for normal numbers.
+  // |x| = sig * 2^(E - SM), with the implicit bit in sig for normal numbers (zero: sig = 0).
   const U sig = e == 0 ? m : (m | (U(1) << SM));
   const int E = e == 0 ? 1 - sbias : e - sbias;
-  if (E > emax + 1) return R(sign | overflowed);
   // Bits to drop: the precision difference, plus the distance below the smallest normal
-  // exponent for results that are subnormal in the target.
-  const int shift = (SM - DM) + (E < emin ? emin - E : 0);
-  if (shift > SM + 1) return R(sign);  // below half the smallest subnormal: rounds to zero
-  // Round to nearest even without branches (data-dependent branches here cost more than the
-  // rest of the conversion): adding half - 1 plus the lowest kept bit and truncating rounds
-  // up exactly when the dropped part is above half, or equal to half with an odd result.
+  // exponent for results that are subnormal in the target. Capped at SM + 2, where every
+  // significand rounds to zero anyway (it is below half the smallest subnormal), so that the
+  // shifts stay defined.
+  const int below = E < emin ? emin - E : 0;
+  const int shift = (SM - DM) + (below < DM + 2 ? below : DM + 2);
+  // Round to nearest even: adding half - 1 plus the lowest kept bit and truncating rounds up
+  // exactly when the dropped part is above half, or equal to half with an odd result.
   const U half_minus_one = (U(1) << (shift - 1)) - 1;
   const U q = (sig + half_minus_one + ((sig >> shift) & 1u)) >> shift;
   // (biased exponent - 1) << DM plus the significand with its implicit bit: a carry out of
   // the significand moves into the exponent, and subnormals (biased exponent 0, no implicit
-  // bit) come out right as the same formula with biased = 1.
+  // bit) come out right as the same formula with biased = 1. E <= 1024, so this fits in S.
   const int biased = E < emin ? 1 : E + dbias;
   const S bits = (S(biased - 1) << DM) + S(q);
-  if (bits > max_finite) return R(sign | overflowed);
-  return R(sign | bits);
+  // Too large (or infinite): Inf, NaN or max finite by the overflow rule.
+  const bool overflows = is_special || E > emax + 1 || bits > max_finite;
+  return R(sign | (is_nan ? nan_bits : (overflows ? overflowed : bits)));
 }
 
 // Exact widening of a target pattern to binary32 (every value of these formats is a float).
@@ -134,24 +133,19 @@ KOKKOS_INLINE_FUNCTION float decode(typename Fmt::storage_type b) {
   const S bits = S(b);
   const S sign = ((bits >> (DE + DM)) & 1u) << 31;
   const S e = (bits >> DM) & exp_all_ones;
-  S m = bits & man_mask;
-  if (Fmt::has_infinity) {
-    if (e == exp_all_ones) return bits_to_float(sign | 0x7F800000u | (m << (23 - DM)));
-  } else if (e == exp_all_ones && m == man_mask) {
-    return bits_to_float(sign | 0x7FC00000u);
-  }
-  if (e == 0) {
-    if (m == 0) return bits_to_float(sign);
-    // Subnormal: normalise by hand instead of multiplying by a power of two, so that a
-    // flush-to-zero floating-point mode cannot touch it.
-    int ex = 1 - dbias;
-    while ((m & (S(1) << DM)) == 0) {
-      m <<= 1;
-      --ex;
-    }
-    return bits_to_float(sign | (S(ex + 127) << 23) | ((m & man_mask) << (23 - DM)));
-  }
-  return bits_to_float(sign | (S(int(e) - dbias + 127) << 23) | (m << (23 - DM)));
+  const S m = bits & man_mask;
+  // Selects instead of branches, so that loops of conversions vectorise.
+  const bool is_special = Fmt::has_infinity ? e == exp_all_ones : (e == exp_all_ones && m == man_mask);
+  const S special = Fmt::has_infinity ? (0x7F800000u | (m << (23 - DM))) : 0x7FC00000u;
+  const S normal = (S(int(e) - dbias + 127) << 23) | (m << (23 - DM));
+  // Subnormal m * 2^(emin - DM): int -> float of m is exact and normal, so its bits only need
+  // the exponent lowered by DM - emin (the result is a normal float for every format here).
+  // No multiplication, so a flush-to-zero floating-point mode cannot touch it.
+  constexpr int emin = 1 - dbias;
+  static_assert(127 + emin - DM > 0, "subnormals of the format must be normal floats");
+  const S subnormal = float_to_bits(static_cast<float>(static_cast<int>(m))) - (S(DM - emin) << 23);
+  const S magnitude = is_special ? special : (e != 0 ? normal : (m != 0 ? subnormal : 0u));
+  return bits_to_float(sign | magnitude);
 }
 
 // Formats. has_infinity: IEEE-like specials; default_overflow: what the constructors do.
