@@ -36,6 +36,13 @@ struct Shot {
 
 enum class ModelKind { constant, layered, gradient, file };
 
+// An ellipsoidal body of constant velocity laid over the base model (e.g. a salt body).
+struct VelocityBody {
+  std::array<double, 3> center{0.0, 0.0, 0.0};
+  std::array<double, 3> radii{1.0, 1.0, 1.0};
+  double velocity = 4500.0;
+};
+
 struct VelocityModelConfig {
   ModelKind kind = ModelKind::constant;
   double velocity = 1500.0;          // constant
@@ -45,6 +52,7 @@ struct VelocityModelConfig {
   double gradient = 0.0;             // ... increasing by this much per unit depth
   std::string file;                  // file: HDF5 file holding a (z, y, x) dataset
   std::string dataset = "velocity";  // with attributes "origin" and "spacing" (x, y, z)
+  std::vector<VelocityBody> bodies;  // over any base model, later bodies on top
 };
 
 struct Config {

@@ -117,12 +117,24 @@ VelocityModel::VelocityModel(const VelocityModelConfig& config, const Grid& grid
 }
 
 double VelocityModel::at(std::int64_t ix, std::int64_t iy, std::int64_t iz) const {
-  if (m_config.kind == ModelKind::file && m_same_grid)
+  if (m_config.kind == ModelKind::file && m_same_grid && m_config.bodies.empty())
     return m_values[static_cast<std::size_t>((iz * m_fn[1] + iy) * m_fn[0] + ix)];
   return at_position({m_grid.coordinate(0, ix), m_grid.coordinate(1, iy), m_grid.coordinate(2, iz)});
 }
 
 double VelocityModel::at_position(const std::array<double, 3>& x) const {
+  for (auto b = m_config.bodies.rbegin(); b != m_config.bodies.rend(); ++b) {
+    double r2 = 0.0;
+    for (int a = 0; a < m_grid.dim; ++a) {
+      const double d = (x[a] - b->center[a]) / b->radii[a];
+      r2 += d * d;
+    }
+    if (r2 <= 1.0) return b->velocity;
+  }
+  return base_at_position(x);
+}
+
+double VelocityModel::base_at_position(const std::array<double, 3>& x) const {
   const double depth = x[static_cast<std::size_t>(m_grid.dim - 1)];
   switch (m_config.kind) {
     case ModelKind::constant:

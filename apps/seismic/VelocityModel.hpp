@@ -20,6 +20,7 @@ class VelocityModel {
   double at_position(const std::array<double, 3>& x) const;
 
  private:
+  double base_at_position(const std::array<double, 3>& x) const;
   VelocityModelConfig m_config;
   Grid m_grid;
   // File models: the file's grid and values, (z, y, x) row major.
