@@ -306,7 +306,7 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
   Kokkos::Profiling::popRegion();
 }
 
-void Surrogate::save(const std::string& file) {
+void Surrogate::save(const std::string& file) const {
   std::ostringstream rng;
   rng << m_impl->gen;
   std::string state = rng.str();
@@ -332,6 +332,11 @@ void Surrogate::load(const std::string& file) {
     is >> m_impl->gen;
   }
   m_impl->other_stale = true;
+}
+
+double Surrogate::flops_per_prediction() const {
+  const auto& g = m_config.model.global_patches;
+  return m_impl->model32->forward_flops_per_token() * double(g[0] * g[1] * g[2]);
 }
 
 const Normalization& Surrogate::normalization() const {

@@ -53,9 +53,11 @@ class Surrogate {
 
   // Weights, optimizer state, loss scale, fp8 scales, normalisation and generator state.
   // save: rank 0 writes; load: every rank reads. Collective.
-  void save(const std::string& file);
+  void save(const std::string& file) const;
   void load(const std::string& file);
   std::string describe() const;
+  // Floating-point operations of one prediction over the whole (global) domain.
+  double flops_per_prediction() const;
   const SurrogateConfig& config() const { return m_config; }
   // Normalisation of inputs and targets (set by train() from the data, or by load()); setting it
   // directly serves inference with weights made elsewhere.

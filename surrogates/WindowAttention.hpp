@@ -19,6 +19,30 @@
 
 namespace mantissa::surrogates {
 
+// Per-thread scratch bounds: a window of at most 1024 tokens (8^3 with room), heads of at most
+// 256 channels. Rows of scores and of outputs live in registers/stack so the loops over the head
+// channels carry no reduction and vectorize.
+constexpr int kMaxWindowTokens = 1024;
+constexpr int kMaxHeadDim = 256;
+
+namespace detail {
+// Dot product with four independent partial sums, so the compiler can keep several lanes busy
+// (a single running sum is a serial dependency it may not reorder).
+template <class T, class A, class B>
+KOKKOS_INLINE_FUNCTION T dot4(const A& a, std::int64_t ia, const B& b, std::int64_t ib, int n) {
+  T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
+  int c = 0;
+  for (; c + 3 < n; c += 4) {
+    s0 += a[ia + c] * b[ib + c];
+    s1 += a[ia + c + 1] * b[ib + c + 1];
+    s2 += a[ia + c + 2] * b[ib + c + 2];
+    s3 += a[ia + c + 3] * b[ib + c + 3];
+  }
+  for (; c < n; ++c) s0 += a[ia + c] * b[ib + c];
+  return (s0 + s1) + (s2 + s3);
+}
+}  // namespace detail
+
 template <class T>
 class WindowAttention {
  public:
@@ -27,6 +51,9 @@ class WindowAttention {
     if (heads < 1 || embed % heads != 0)
       throw Error("surrogate attention: embedding " + std::to_string(embed) + " is not divisible by heads " +
                   std::to_string(heads) + "; choose surrogate.embed as a multiple of surrogate.heads");
+    if (embed / heads > kMaxHeadDim)
+      throw Error("surrogate attention: " + std::to_string(embed / heads) + " channels per head exceed " +
+                  std::to_string(kMaxHeadDim) + "; use more surrogate.heads");
   }
 
   void forward(Precision compute, const Windows& win, const Matrix<T>& qkv_in, Matrix<T>& out) {
@@ -36,6 +63,9 @@ class WindowAttention {
     m_qkv = rounded(compute, qkv_in, m_qkv_round, "mantissa::surrogates::WindowAttention::qkv_rounded");
     ensure_shape(out, "mantissa::surrogates::WindowAttention::out", n, m_d);
     const std::int64_t wmax = win.max_size;
+    if (wmax > kMaxWindowTokens)
+      throw Error("surrogate attention: windows of " + std::to_string(wmax) + " tokens exceed " +
+                  std::to_string(kMaxWindowTokens) + "; use a smaller surrogate.window");
     const std::int64_t probs = std::int64_t(win.count) * m_heads * wmax * wmax;
     ensure_size(m_p, "mantissa::surrogates::WindowAttention::probabilities", probs);
     auto P = m_p;
@@ -54,12 +84,13 @@ class WindowAttention {
           if (i >= size) return;
           const int ti = mem(begin + i);
           T* p = &P(((w * H + h) * wmax + i) * wmax);
+          const T* row = qkv.data();
+          const int ld = 3 * D;
           T mx = T(0);
           for (int j = 0; j < size; ++j) {
             const int tj = mem(begin + j);
-            T s = T(0);
-            for (int c = 0; c < dh; ++c) s += qkv(ti, h * dh + c) * qkv(tj, D + h * dh + c);
-            s *= scale;
+            const T s = scale * detail::dot4<T>(row, std::int64_t(ti) * ld + h * dh, row,
+                                                std::int64_t(tj) * ld + D + h * dh, dh);
             p[j] = s;
             mx = (j == 0 || s > mx) ? s : mx;
           }
@@ -69,12 +100,15 @@ class WindowAttention {
             sum += p[j];
           }
           const T inv = T(1) / sum;
-          for (int j = 0; j < size; ++j) p[j] *= inv;
-          for (int c = 0; c < dh; ++c) {
-            T acc = T(0);
-            for (int j = 0; j < size; ++j) acc += p[j] * qkv(mem(begin + j), 2 * D + h * dh + c);
-            o(ti, h * dh + c) = acc;
+          T acc[kMaxHeadDim];
+          for (int c = 0; c < dh; ++c) acc[c] = T(0);
+          for (int j = 0; j < size; ++j) {
+            p[j] *= inv;
+            const T pj = p[j];
+            const T* v = row + std::int64_t(mem(begin + j)) * ld + 2 * D + h * dh;
+            for (int c = 0; c < dh; ++c) acc[c] += pj * v[c];
           }
+          for (int c = 0; c < dh; ++c) o(ti, h * dh + c) = acc[c];
         });
   }
 
@@ -104,20 +138,26 @@ class WindowAttention {
           const int ti = mem(begin + i);
           const T* p = &P(((w * H + h) * wmax + i) * wmax);
           T* ds = &dS(((w * H + h) * wmax + i) * wmax);
+          const T* row = qkv.data();
+          const T* drow = dO.data();
+          const int ld = 3 * D;
           T dot = T(0);
           for (int j = 0; j < size; ++j) {
             const int tj = mem(begin + j);
-            T dp = T(0);
-            for (int c = 0; c < dh; ++c) dp += dO(ti, h * dh + c) * qkv(tj, 2 * D + h * dh + c);
+            const T dp = detail::dot4<T>(drow, std::int64_t(ti) * D + h * dh, row,
+                                         std::int64_t(tj) * ld + 2 * D + h * dh, dh);
             ds[j] = dp;
             dot += p[j] * dp;
           }
-          for (int j = 0; j < size; ++j) ds[j] = p[j] * (ds[j] - dot);
-          for (int c = 0; c < dh; ++c) {
-            T acc = T(0);
-            for (int j = 0; j < size; ++j) acc += ds[j] * qkv(mem(begin + j), D + h * dh + c);
-            g(ti, h * dh + c) = scale * acc;
+          T acc[kMaxHeadDim];
+          for (int c = 0; c < dh; ++c) acc[c] = T(0);
+          for (int j = 0; j < size; ++j) {
+            ds[j] = p[j] * (ds[j] - dot);
+            const T dj = ds[j];
+            const T* k = row + std::int64_t(mem(begin + j)) * ld + D + h * dh;
+            for (int c = 0; c < dh; ++c) acc[c] += dj * k[c];
           }
+          for (int c = 0; c < dh; ++c) g(ti, h * dh + c) = scale * acc[c];
         });
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_columns", policy,
@@ -127,15 +167,24 @@ class WindowAttention {
           if (j >= size) return;
           const int tj = mem(begin + j);
           const std::int64_t base = (w * H + h) * wmax * wmax;
-          for (int c = 0; c < dh; ++c) {
-            T ak = T(0), av = T(0);
-            for (int i = 0; i < size; ++i) {
-              const int ti = mem(begin + i);
-              ak += dS(base + i * wmax + j) * qkv(ti, h * dh + c);
-              av += P(base + i * wmax + j) * dO(ti, h * dh + c);
+          const T* row = qkv.data();
+          const T* drow = dO.data();
+          const int ld = 3 * D;
+          T ak[kMaxHeadDim], av[kMaxHeadDim];
+          for (int c = 0; c < dh; ++c) ak[c] = av[c] = T(0);
+          for (int i = 0; i < size; ++i) {
+            const std::int64_t ti = mem(begin + i);
+            const T dsij = dS(base + i * wmax + j), pij = P(base + i * wmax + j);
+            const T* q = row + ti * ld + h * dh;
+            const T* d = drow + ti * D + h * dh;
+            for (int c = 0; c < dh; ++c) {
+              ak[c] += dsij * q[c];
+              av[c] += pij * d[c];
             }
-            g(tj, D + h * dh + c) = scale * ak;
-            g(tj, 2 * D + h * dh + c) = av;
+          }
+          for (int c = 0; c < dh; ++c) {
+            g(tj, D + h * dh + c) = scale * ak[c];
+            g(tj, 2 * D + h * dh + c) = av[c];
           }
         });
   }

@@ -4,6 +4,7 @@
 
 #include <mantissa/workflow/Schema.hpp>
 #include <seismic/SeismicDeck.hpp>
+#include <surrogates/SurrogateDeck.hpp>
 
 namespace mantissa::app {
 
@@ -11,7 +12,7 @@ Schema full_schema() {
   Schema s;
   register_core_schema(s);  // physics, run, mesh, checkpoint, output, logging
   mantissa::seismic::register_schema(s);  // seismic:   (apps/seismic)
-  // mantissa::surrogates::register_schema(s);  // surrogate: (surrogates/)
+  mantissa::surrogates::register_schema(s);  // surrogate: (surrogates/)
   mantissa::workflow::register_schema(s);  // campaign:  (lib/mantissa/workflow)
   return s;
 }
