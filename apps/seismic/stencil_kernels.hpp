@@ -132,6 +132,23 @@ KOKKOS_INLINE_FUNCTION T laplacian(const View& v, int k, int j, int i, const Ste
   return s;
 }
 
+// The Laplacian on a flat array (x contiguous, strides sy and sz), for the hot interior
+// kernel: the same arithmetic, in the same order, as laplacian() above (so interior points
+// do not depend on which of the two computes them), without View index arithmetic in the
+// inner loop.
+template <int R, int Dim, class T, class S>
+KOKKOS_INLINE_FUNCTION T laplacian_flat(const S* p, long x, long sy, long sz, const StencilWeights<T, R>& w) {
+  T s = w.center * T(p[x]);
+  for (int m = 1; m <= R; ++m) {
+    if (Dim == 3)
+      s += w.d2[0][m] * (T(p[x - m]) + T(p[x + m])) + w.d2[1][m] * (T(p[x - m * sy]) + T(p[x + m * sy])) +
+           w.d2[2][m] * (T(p[x - m * sz]) + T(p[x + m * sz]));
+    else
+      s += w.d2[0][m] * (T(p[x - m]) + T(p[x + m])) + w.d2[1][m] * (T(p[x - m * sy]) + T(p[x + m * sy]));
+  }
+  return s;
+}
+
 // Leapfrog update of one point: returns p^{n+1} from p^n, p^{n-1}, (c dt)^2 and the
 // (PML-corrected) Laplacian.
 template <class T>
