@@ -97,6 +97,9 @@ class Matmul {
     return s;
   }
 
+  // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
+  // inside a private or protected member function; not part of the interface.
+ public:
   static void quantize_bits(Precision p, OperandKind kind, const Matrix<T>& X, float s,
                             Matrix<std::uint16_t>& out, const char* label) {
     ensure_shape(out, label, X.extent(0), X.extent(1));
@@ -135,6 +138,7 @@ class Matmul {
         });
   }
 
+ private:
   Matrix<std::uint16_t> m_a16, m_b16;
   Matrix<float> m_af, m_bf;
 };

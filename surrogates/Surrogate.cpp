@@ -21,6 +21,20 @@ Box intersect(const Box& a, const Box& b) {
 std::int64_t volume(const Box& b) {
   return (b[1][0] - b[0][0]) * (b[1][1] - b[0][1]) * (b[1][2] - b[0][2]);
 }
+
+// Free function: nvcc rejects device lambdas in members of a private nested class.
+template <class TD, class TS>
+void copy_weights(Model<TD>& dst, Model<TS>& src) {
+  auto& d = dst.parameters();
+  auto& s = src.parameters();
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    auto dv = d[k].value;
+    auto sv = s[k].value;
+    Kokkos::parallel_for(
+        "mantissa::surrogates::Surrogate::copy_weights", Kokkos::RangePolicy<ExecSpace>(0, d[k].size()),
+        KOKKOS_LAMBDA(const std::int64_t i) { dv(i) = TD(sv(i)); });
+  }
+}
 }  // namespace
 
 struct Surrogate::Impl {
@@ -34,18 +48,6 @@ struct Surrogate::Impl {
   Normalization norm;
   std::mt19937_64 gen;
 
-  template <class TD, class TS>
-  static void copy_weights(Model<TD>& dst, Model<TS>& src) {
-    auto& d = dst.parameters();
-    auto& s = src.parameters();
-    for (std::size_t k = 0; k < d.size(); ++k) {
-      auto dv = d[k].value;
-      auto sv = s[k].value;
-      Kokkos::parallel_for(
-          "mantissa::surrogates::Surrogate::copy_weights", Kokkos::RangePolicy<ExecSpace>(0, d[k].size()),
-          KOKKOS_LAMBDA(const std::int64_t i) { dv(i) = TD(sv(i)); });
-    }
-  }
   void sync() {
     if (!other_stale) return;
     if (master64)

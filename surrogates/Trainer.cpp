@@ -9,24 +9,18 @@ template <class T>
 MPI_Datatype mpi_type() {
   return std::is_same<T, double>::value ? MPI_DOUBLE : MPI_FLOAT;
 }
-}  // namespace
 
+// Sum of squared differences (local) and, when write_grad, dout = factor * (out - target). A free
+// function, not a private member: nvcc rejects device lambdas in private member functions.
 template <class T>
-Trainer<T>::Trainer(Model<T>& model, const OptimizerConfig& opt, Precision compute, MPI_Comm comm,
-                    const LossScaleConfig& scaling)
-    : m_model(model), m_opt(opt, model.parameters()), m_ctx{compute}, m_comm(comm), m_scaling(scaling) {
-  m_loss_scale = compute == Precision::fp16 ? scaling.initial : 1.0;
-}
-
-template <class T>
-double Trainer<T>::squared_error(const Matrix<T>& out, const Matrix<T>& targets, double factor,
-                                 bool write_grad) {
+double squared_error(const Matrix<T>& out, const Matrix<T>& targets, double factor, bool write_grad,
+                     Matrix<T>& dout) {
   if (out.extent(0) != targets.extent(0) || out.extent(1) != targets.extent(1))
     throw Error("surrogate training: targets are " + std::to_string(targets.extent(0)) + "x" +
                 std::to_string(targets.extent(1)) + " but the model predicts " +
                 std::to_string(out.extent(0)) + "x" + std::to_string(out.extent(1)));
-  if (write_grad) ensure_shape(m_dout, "mantissa::surrogates::Trainer::dout", out.extent(0), out.extent(1));
-  auto d = m_dout;
+  if (write_grad) ensure_shape(dout, "mantissa::surrogates::Trainer::dout", out.extent(0), out.extent(1));
+  auto d = dout;
   const T f = T(factor);
   double s = 0.0;
   Kokkos::parallel_reduce(
@@ -40,6 +34,15 @@ double Trainer<T>::squared_error(const Matrix<T>& out, const Matrix<T>& targets,
   return s;
 }
 
+}  // namespace
+
+template <class T>
+Trainer<T>::Trainer(Model<T>& model, const OptimizerConfig& opt, Precision compute, MPI_Comm comm,
+                    const LossScaleConfig& scaling)
+    : m_model(model), m_opt(opt, model.parameters()), m_ctx{compute}, m_comm(comm), m_scaling(scaling) {
+  m_loss_scale = compute == Precision::fp16 ? scaling.initial : 1.0;
+}
+
 template <class T>
 StepResult Trainer<T>::step(const TokenLayout& layout, const Matrix<T>& inputs, const Matrix<T>& targets) {
   Kokkos::Profiling::pushRegion("mantissa::surrogates::Trainer::step");
@@ -49,7 +52,7 @@ StepResult Trainer<T>::step(const TokenLayout& layout, const Matrix<T>& inputs, 
   m_model.zero_grad();
   m_model.forward(m_ctx, layout, inputs, m_out);
   // d(mean squared error)/d out = 2 (out - target) / count, times the loss scale.
-  double sse = squared_error(m_out, targets, 2.0 / count * m_loss_scale, true);
+  double sse = squared_error(m_out, targets, 2.0 / count * m_loss_scale, true, m_dout);
   m_model.backward(m_ctx, m_dout);
   auto& params = m_model.parameters();
   int size = 1;
@@ -104,7 +107,7 @@ double Trainer<T>::evaluate(const TokenLayout& layout, const Matrix<T>& inputs, 
   double count = double(targets.size());
   MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_DOUBLE, MPI_SUM, m_comm);
   m_model.forward(m_ctx, layout, inputs, m_out);
-  double sse = squared_error(m_out, targets, 0.0, false);
+  double sse = squared_error(m_out, targets, 0.0, false, m_dout);
   MPI_Allreduce(MPI_IN_PLACE, &sse, 1, MPI_DOUBLE, MPI_SUM, m_comm);
   return sse / count;
 }

@@ -49,8 +49,6 @@ class Trainer {
   }
 
  private:
-  // Sum of squared differences (local) and dout = factor * (out - target).
-  double squared_error(const Matrix<T>& out, const Matrix<T>& targets, double factor, bool write_grad);
   Model<T>& m_model;
   AdamW<T> m_opt;
   Context m_ctx;

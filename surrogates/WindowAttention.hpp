@@ -189,7 +189,9 @@ class WindowAttention {
         });
   }
 
- private:
+  // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
+  // inside a private or protected member function; not part of the interface.
+ public:
   // The operand as the compute precision sees it: itself in fp32/fp64, else a rounded copy.
   static Matrix<T> rounded(Precision p, const Matrix<T>& x, Matrix<T>& buffer, const char* label) {
     if (p == Precision::fp32 || p == Precision::fp64) return x;
@@ -205,6 +207,7 @@ class WindowAttention {
     return buffer;
   }
 
+ private:
   int m_d = 0, m_heads = 1;
   Precision m_compute = Precision::fp32;
   Windows m_win;
