@@ -33,7 +33,10 @@ const std::set<std::string>& reserved_root_attributes() {
 
 std::string dims_text(const std::vector<std::int64_t>& xyz) {
   std::string s;
-  for (auto v : xyz) s += (s.empty() ? "" : "x") + std::to_string(v);
+  for (auto v : xyz) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(v);  // appended separately: GCC 12 -Wrestrict false positive on "x" + string
+  }
   return s;
 }
 
