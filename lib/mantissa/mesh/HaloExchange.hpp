@@ -201,6 +201,9 @@ class HaloExchange {
         space, {idx(lo[2]), idx(lo[1]), idx(lo[0])}, {idx(hi[2]), idx(hi[1]), idx(hi[0])});
   }
 
+  // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
+  // inside a private or protected member function; not part of the interface.
+ public:
   static void pack(const execution_space& space, const view_type& v, const buffer_type& buf,
                    std::int64_t base, const box& lo, const box& hi) {
     const std::int64_t nx = hi[0] - lo[0], ny = hi[1] - lo[1];
@@ -221,6 +224,8 @@ class HaloExchange {
           v(k, j, i) = buf(base + ((k - z0) * ny + (j - y0)) * nx + (i - x0));
         });
   }
+
+ private:
 
   MPI_Comm m_comm;
   std::array<int, 3> m_ghost{0, 0, 0};
