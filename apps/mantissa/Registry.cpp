@@ -1,12 +1,34 @@
-// Adapters of the concrete physics and surrogates to the workflow's interfaces, and the
-// registry keyed by the deck's names (DESIGN.md: "apps/mantissa wires the concrete ones in").
-// A module that is not built (its target absent) is simply not registered.
+// The registry keyed by the deck's names (DESIGN.md: "apps/mantissa wires the concrete ones
+// in"); the adapters live beside it (SeismicAdapter.cpp, TransformerAdapter.cpp). A module that
+// is not built (its target absent) is simply not registered.
 #include "Registry.hpp"
+
+#if __has_include(<seismic/SeismicDeck.hpp>)
+#include "SeismicAdapter.hpp"
+#define MANTISSA_APP_HAVE_SEISMIC 1
+#endif
+#if __has_include(<surrogates/SurrogateDeck.hpp>)
+#include "TransformerAdapter.hpp"
+
+#include <mantissa/core/Deck.hpp>
+#include <surrogates/SurrogateDeck.hpp>
+#define MANTISSA_APP_HAVE_SURROGATES 1
+#endif
 
 namespace mantissa::app {
 
 workflow::Registry make_registry() {
   workflow::Registry r;
+#ifdef MANTISSA_APP_HAVE_SEISMIC
+  r.add_physics("seismic", make_seismic_model);
+#if defined(MANTISSA_APP_HAVE_SURROGATES)
+  // The transformer learns the seismic state (p^n, p^{n-1}) with the velocity as a static input.
+  r.add_surrogate("transformer", [](const workflow::ModelContext& ctx) {
+    const auto cfg = surrogates::config_from_deck(*ctx.deck);
+    return make_transformer(cfg, *ctx.decomp, seismic_velocity(ctx), cfg.optimizer.total_steps);
+  });
+#endif
+#endif
   return r;
 }
 

@@ -77,6 +77,7 @@ class Campaign {
   void fail(VariantResult& r, std::int64_t step, double time, const std::string& what);
   void after_step();  // counts campaign steps; the stop_after_step test hook
   bool periodic_checkpoint_due() const;
+  double energy_error(std::int64_t step, double energy, bool is_ref) const;
   std::string locate_nonfinite(PhysicsModel& model) const;
   bool is_sample_step(std::int64_t s, std::int64_t last) const;
   std::unique_ptr<PhysicsModel> make_physics(Precision storage, Precision compute) const;

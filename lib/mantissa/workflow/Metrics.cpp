@@ -121,7 +121,11 @@ CrossCorrelation cross_correlation(const std::vector<double>& test, const std::v
     return best;
   }
   if (nt == 0.0 || nr == 0.0) return best;
-  const double norm = std::sqrt(nt) * std::sqrt(nr);
+  if (test == ref) {  // identical traces: exactly 1 at lag 0, not 1 - 1 ulp from rounding
+    best.peak = 1.0;
+    return best;
+  }
+  const double norm = std::sqrt(nt * nr);
   const auto n = static_cast<std::int64_t>(ref.size());
   best.peak = -std::numeric_limits<double>::infinity();
   // Lag 0 first, then growing |lag|, so that ties keep the smallest shift.

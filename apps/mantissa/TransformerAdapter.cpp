@@ -1,0 +1,118 @@
+#include "TransformerAdapter.hpp"
+
+#if __has_include(<surrogates/Surrogate.hpp>)  // only when the surrogate module is built
+
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/core/PrecisionSupport.hpp>
+#include <surrogates/Surrogate.hpp>
+
+namespace mantissa::app {
+
+namespace {
+
+// The transformer learns the change of (p^n, p^{n-1}) over K solver steps from
+// (p^n, p^{n-1}, velocity) (surrogates/ModelConfig.hpp); a prediction adds that change.
+class TransformerSurrogate final : public workflow::SurrogateModel {
+ public:
+  TransformerSurrogate(const surrogates::SurrogateConfig& cfg, const Decomposition& decomp,
+                       Field<double> velocity, int train_steps)
+      : m_decomp(decomp), m_s(cfg, decomp), m_velocity(std::move(velocity)), m_train_steps(train_steps) {
+    if (cfg.model.in_channels != 3 || cfg.model.out_channels != 2)
+      throw Error(
+          "surrogate.model: the seismic campaign feeds 3 input channels (p^n, p^{n-1}, velocity) and "
+          "predicts 2 (their change); set in_channels: 3 and out_channels: 2");
+  }
+
+  std::string describe() const override {
+    return m_s.describe() + "; one prediction advances K = " + std::to_string(stride()) + " steps";
+  }
+  int stride() const override { return m_s.config().steps_per_prediction; }
+
+  void add_sample(const workflow::State& s) override {
+    if (s.size() < 2) throw Error("transformer surrogate: the physics state has fewer than 2 fields");
+    if (m_has_prev) {
+      Field<double> d0 = difference(s[0].field, m_prev0), d1 = difference(s[1].field, m_prev1);
+      m_s.add_sample({&m_prev0, &m_prev1, &m_velocity}, {&d0, &d1});
+    }
+    m_prev0 = s[0].field;
+    m_prev1 = s[1].field;
+    m_has_prev = true;
+  }
+
+  workflow::TrainStats train() override {
+    const auto st = m_s.train(m_train_steps);
+    workflow::TrainStats out;
+    out.samples = m_s.num_samples();
+    out.iterations = static_cast<std::int64_t>(st.loss.size());
+    out.initial_loss = st.loss.empty() ? 0.0 : st.loss.front();
+    out.final_loss = st.loss.empty() ? 0.0 : st.loss.back();
+    m_prev0 = Field<double>();
+    m_prev1 = Field<double>();
+    m_has_prev = false;
+    return out;
+  }
+
+  void set_precision(Precision p) override { m_prec = p; }
+  std::string precision_support(Precision p) const override {
+    for (const auto& s : mantissa::precision_support())
+      if (s.precision == p) return s.arithmetic_native ? "native" : "emulated";
+    return "emulated";
+  }
+
+  void predict(workflow::State& s, int k) override {
+    for (int i = 0; i < k; ++i) {
+      Field<double> o0("mantissa::app::Transformer::dp", m_decomp, s[0].field.ghost(0));
+      Field<double> o1("mantissa::app::Transformer::dp_old", m_decomp, s[1].field.ghost(0));
+      m_s.predict({&s[0].field, &s[1].field, &m_velocity}, {&o0, &o1}, m_prec);
+      add_owned(s[0].field, o0);
+      add_owned(s[1].field, o1);
+    }
+    fence("mantissa::app::Transformer::predict");
+  }
+
+  void save(const std::string& path) const override {
+    const_cast<surrogates::Surrogate&>(m_s).save(path + ".h5");
+  }
+  void load(const std::string& path) override { m_s.load(path + ".h5"); }
+
+ private:
+  Field<double> difference(const Field<double>& a, const Field<double>& b) const {
+    Field<double> d("mantissa::app::Transformer::target", m_decomp, a.ghost(0));
+    auto va = a.view(), vb = b.view(), vd = d.view();
+    Kokkos::parallel_for(
+        "mantissa::app::Transformer::difference", a.owned_policy(),
+        KOKKOS_LAMBDA(const std::int64_t z, const std::int64_t y, const std::int64_t x) {
+          vd(z, y, x) = va(z, y, x) - vb(z, y, x);
+        });
+    return d;
+  }
+  static void add_owned(Field<double>& f, const Field<double>& d) {
+    auto vf = f.view(), vd = d.view();
+    Kokkos::parallel_for(
+        "mantissa::app::Transformer::add", f.owned_policy(),
+        KOKKOS_LAMBDA(const std::int64_t z, const std::int64_t y, const std::int64_t x) {
+          vf(z, y, x) += vd(z, y, x);
+        });
+  }
+
+  const Decomposition& m_decomp;
+  surrogates::Surrogate m_s;
+  Field<double> m_velocity;
+  int m_train_steps;
+  Field<double> m_prev0, m_prev1;
+  bool m_has_prev = false;
+  Precision m_prec = Precision::fp32;
+};
+
+}  // namespace
+
+std::unique_ptr<workflow::SurrogateModel> make_transformer(const surrogates::SurrogateConfig& cfg,
+                                                           const Decomposition& decomp,
+                                                           Field<double> velocity, int train_steps) {
+  return std::make_unique<TransformerSurrogate>(cfg, decomp, std::move(velocity), train_steps);
+}
+
+}  // namespace mantissa::app
+
+#endif
