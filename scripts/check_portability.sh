@@ -18,10 +18,12 @@
 # Kokkos installs are reused when their stamp file exists; delete install-<backend>/ to redo.
 #
 # CUDA 13 changed three runtime signatures that Kokkos <= 4.6 calls (cudaGraphAddDependencies
-# gained an edge-data argument; cudaMemPrefetchAsync and cudaMemAdvise take a cudaMemLocation).
-# patch_kokkos_cuda13 adds #if CUDART_VERSION >= 13000 branches to the given Kokkos tree, in
-# place and idempotently; newer Kokkos trees that already have them are left alone. It also
-# lets NVCC_WRAPPER_DEFAULT_ARCH replace nvcc_wrapper's default sm_70 (dropped by CUDA 13).
+# gained an edge-data argument; cudaMemPrefetchAsync and cudaMemAdvise take a cudaMemLocation):
+# scripts/device/patch_kokkos_cuda13.sh adds #if CUDART_VERSION >= 13000 branches to the given
+# Kokkos tree, in place and idempotently (newer trees are left alone), and lets
+# NVCC_WRAPPER_DEFAULT_ARCH replace nvcc_wrapper's default sm_70, which CUDA 13 dropped.
+# Debian's hipcc asks rocm_agent_enumerator (i.e. a GPU) for the target unless
+# HCC_AMDGPU_TARGET is set, which breaks CMake's compiler checks on a machine without one.
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -62,53 +64,7 @@ run() {
   return 1
 }
 
-patch_kokkos_cuda13() {
-  # nvcc_wrapper's built-in default sm_70 (used by CMake's compiler checks, which pass no
-  # -arch) no longer exists in CUDA 13: let NVCC_WRAPPER_DEFAULT_ARCH override it.
-  local w="$kokkos_src/bin/nvcc_wrapper"
-  if [ -f "$w" ] && grep -q '^default_arch="sm_70"' "$w"; then
-    sed -i 's/^default_arch="sm_70"/default_arch="${NVCC_WRAPPER_DEFAULT_ARCH:-sm_70}"/' "$w"
-  fi
-  local f="$kokkos_src/core/src/Cuda/Kokkos_Cuda_Instance.hpp"
-  [ -f "$f" ] || return 0
-  grep -q "MANTISSA_CUDA13_PATCH" "$f" && return 0
-  grep -q "return cudaGraphAddDependencies(graph, from, to, numDependencies);" "$f" || return 0
-  log "patching $f for the CUDA 13 runtime API"
-  /usr/bin/python3 - "$f" <<'EOF'
-import sys
-p = sys.argv[1]
-s = open(p).read()
-loc = ("    cudaMemLocation loc{};\n"
-       "    loc.type = device == cudaCpuDeviceId ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;\n"
-       "    loc.id = device;\n")
-subs = [
-    ("    return cudaGraphAddDependencies(graph, from, to, numDependencies);\n",
-     "#if CUDART_VERSION >= 13000  // MANTISSA_CUDA13_PATCH: edge data argument\n"
-     "    return cudaGraphAddDependencies(graph, from, to, nullptr, numDependencies);\n"
-     "#else\n"
-     "    return cudaGraphAddDependencies(graph, from, to, numDependencies);\n"
-     "#endif\n"),
-    ("    return cudaMemAdvise(devPtr, count, advice, device);\n",
-     "#if CUDART_VERSION >= 13000  // MANTISSA_CUDA13_PATCH: cudaMemLocation\n" + loc +
-     "    return cudaMemAdvise(devPtr, count, advice, loc);\n"
-     "#else\n"
-     "    return cudaMemAdvise(devPtr, count, advice, device);\n"
-     "#endif\n"),
-    ("    return cudaMemPrefetchAsync(devPtr, count, dstDevice,\n                                get_input_stream(stream));\n",
-     "#if CUDART_VERSION >= 13000  // MANTISSA_CUDA13_PATCH: cudaMemLocation + flags\n" +
-     loc.replace("device", "dstDevice") +
-     "    return cudaMemPrefetchAsync(devPtr, count, loc, 0, get_input_stream(stream));\n"
-     "#else\n"
-     "    return cudaMemPrefetchAsync(devPtr, count, dstDevice, get_input_stream(stream));\n"
-     "#endif\n"),
-]
-for old, new in subs:
-    if old not in s:
-        sys.exit("pattern not found in %s: %s" % (p, old.strip()))
-    s = s.replace(old, new)
-open(p, "w").write(s)
-EOF
-}
+patch_kokkos_cuda13() { "$here/scripts/device/patch_kokkos_cuda13.sh" "$kokkos_src"; }
 
 # build_kokkos BACKEND cmake-args...: Kokkos core (no tests, no examples) + Kokkos Kernels
 # (BLAS component only, ETI off, no tests) into install-BACKEND.
@@ -177,6 +133,7 @@ for b in "${backends[@]}"; do
       ;;
     hip)
       if [ -z "$hipcc" ]; then result[$b]="skipped: no hipcc (apt-get install hipcc)"; continue; fi
+      export HCC_AMDGPU_TARGET="${HCC_AMDGPU_TARGET:-gfx90a}"
       if ! build_kokkos hip -DCMAKE_CXX_COMPILER="$hipcc" -DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON \
         -DKokkos_ENABLE_ROCTHRUST=OFF -DCMAKE_CXX_STANDARD=17; then
         result[$b]="FAILED: Kokkos/Kokkos Kernels build (see $work/logs)"
