@@ -493,15 +493,19 @@ class Builder {
         throw Error(fmt::format("{}: duplicate key '{}'; each key may appear once, remove one of them",
                                 loc(key.Mark()), cpath));
       }
-      const YAML::Mark vmark = value.Mark().is_null() ? key.Mark() : value.Mark();
+      const YAML::Mark vmark = value.IsNull() || value.Mark().is_null() ? key.Mark() : value.Mark();
       const KeyDef* def = m_s.find(spath);
       if (def && def->type == KeyType::record_list) {
         std::size_t n = 0;
+        if (!value.IsNull() && !value.IsSequence()) {
+          throw Error(fmt::format("{}: {}: got {}; expected {}", loc(vmark), cpath, describe(value),
+                                  Schema::expected(*def)));
+        }
+        if (value.size() < def->min_len) {
+          throw Error(fmt::format("{}: {}: got an empty list; give at least one element ({})", loc(vmark),
+                                  cpath, def->doc));
+        }
         if (!value.IsNull()) {
-          if (!value.IsSequence()) {
-            throw Error(fmt::format("{}: {}: got {}; expected {}", loc(vmark), cpath, describe(value),
-                                    Schema::expected(*def)));
-          }
           n = value.size();
           for (std::size_t i = 0; i < n; ++i) {
             const YAML::Node elem = value[i];

@@ -49,7 +49,8 @@ struct KeyDef {
   std::size_t min_len = 0, max_len = 0;
   std::vector<std::string> choices;
 
-  bool required() const { return !has_default && !optional && type != KeyType::record_list; }
+  // A record list that is not optional needs at least one element.
+  bool required() const { return !has_default && !optional; }
 };
 
 class Schema {

@@ -245,3 +245,25 @@ TEST(Deck, GetterMisuseIsAnError) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Deck, RequiredRecordListNeedsOneElement) {
+  mantissa::Schema s;
+  s.record_list("shots", "shots", false);
+  s.real("shots[].x", "x", std::nullopt, 0.0, 1.0);
+  EXPECT_TRUE(s.find("shots")->required());
+  std::string msg = error_of([&] { mantissa::Deck::from_string("shots:\n", "s.yaml", s); });
+  EXPECT_NE(msg.find("s.yaml:1:1: shots: got an empty list"), std::string::npos) << msg;
+  msg = error_of([&] { mantissa::Deck::from_string("shots: 3\n", "s.yaml", s); });
+  EXPECT_NE(msg.find("shots: got \"3\"; expected a list of maps"), std::string::npos) << msg;
+  msg = error_of([&] { mantissa::Deck::from_string("other: 1\n", "s.yaml", s); });
+  EXPECT_NE(msg.find("unknown key 'other'"), std::string::npos) << msg;
+  Schema s2 = s;
+  s2.integer("other", "o", 1, 0, 2);
+  msg = error_of([&] { mantissa::Deck::from_string("other: 1\n", "s.yaml", s2); });
+  EXPECT_NE(msg.find("missing required key 'shots'"), std::string::npos) << msg;
+  EXPECT_EQ(mantissa::Deck::from_string("shots: [{x: 0.5}]", "s.yaml", s).count("shots"), 1u);
+}
+
+}  // namespace
