@@ -9,6 +9,13 @@ function(mantissa_set_warnings target)
        AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 14 AND CMAKE_CXX_STANDARD GREATER_EQUAL 20)
       target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
     endif()
+    # The host's full instruction set (AVX-512, F16C, AVX-512 BF16 here): without it GCC emits
+    # SSE2 only and the stencil and attention loops are arithmetic-bound (docs/performance.md).
+    # FMA contraction stays off so that a point's arithmetic is the same in vector bodies and
+    # scalar remainders, which keeps FP64 results bitwise identical at every rank count.
+    if(Mantissa_ENABLE_NATIVE_ARCH AND NOT Kokkos_ENABLE_CUDA AND NOT Kokkos_ENABLE_HIP)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native -ffp-contract=off>)
+    endif()
     if(Mantissa_ENABLE_WERROR AND NOT Kokkos_ENABLE_CUDA AND NOT Kokkos_ENABLE_HIP)
       target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
     endif()

@@ -23,6 +23,9 @@ class Mantissa(CMakePackage, CudaPackage, ROCmPackage):
     variant("onednn", default=True, description="oneDNN bf16 GEMM on CPUs (Mantissa_ENABLE_ONEDNN)")
     variant("gpu_aware_mpi", default=False,
             description="Pass device pointers to MPI (Mantissa_ENABLE_GPU_AWARE_MPI)")
+    variant("native", default=False,
+            description="-march=native on mantissa's code (Mantissa_ENABLE_NATIVE_ARCH); "
+            "off by default because Kokkos' arch variants already name the target")
     variant("openmp", default=True, description="Kokkos OpenMP host back-end")
 
     depends_on("cmake@3.20:", type="build")
@@ -67,6 +70,7 @@ class Mantissa(CMakePackage, CudaPackage, ROCmPackage):
             self.define_from_variant("Mantissa_ENABLE_BENCHMARKS", "benchmarks"),
             self.define_from_variant("Mantissa_ENABLE_ONEDNN", "onednn"),
             self.define_from_variant("Mantissa_ENABLE_GPU_AWARE_MPI", "gpu_aware_mpi"),
+            self.define_from_variant("Mantissa_ENABLE_NATIVE_ARCH", "native"),
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
             self.define("KokkosKernels_ROOT", spec["kokkos-kernels"].prefix),
         ]
