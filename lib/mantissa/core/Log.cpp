@@ -1,5 +1,7 @@
+#include <mantissa/core/Deck.hpp>
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Log.hpp>
+#include <mantissa/core/Timers.hpp>
 
 #include <mpi.h>
 
@@ -82,6 +84,12 @@ void configure(Level lvl, const std::string& per_rank_dir) {
                     path, ec ? ec.message() : "open failed"));
   }
   s.file = std::move(f);
+}
+
+void configure_from_deck(const Deck& deck, const std::string& run_dir) {
+  configure(parse_level(deck.get_string("logging.level")),
+            deck.get_bool("logging.per_rank") ? run_dir + "/logs" : std::string());
+  Timers::global().set_fence(deck.get_bool("logging.timer_fence"));
 }
 
 Level level() {

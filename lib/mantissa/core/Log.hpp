@@ -10,6 +10,10 @@
 #include <string>
 #include <utility>
 
+namespace mantissa {
+class Deck;
+}
+
 namespace mantissa::log {
 
 enum class Level { error = 0, warn = 1, info = 2, debug = 3 };
@@ -21,6 +25,10 @@ const char* to_string(Level level);
 // level: the least severe level printed. per_rank_dir: when not empty, every rank also writes
 // all its messages to per_rank_dir/rank-N.log (the directory is created). Call on every rank.
 void configure(Level level, const std::string& per_rank_dir = "");
+// From the deck's logging section: logging.level; logging.per_rank writes
+// run_dir/logs/rank-N.log; logging.timer_fence turns on fencing of Timers::global().
+// Call on every rank once the run directory exists.
+void configure_from_deck(const Deck& deck, const std::string& run_dir);
 Level level();
 bool enabled(Level level);
 // Where rank 0's console lines go (std::cout unless changed; tests capture it).

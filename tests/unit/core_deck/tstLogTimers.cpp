@@ -1,5 +1,6 @@
 // Json writer, logging, progress and timers. Runs at 1, 2 and 3 ranks: the timer summary is
 // a reduction over ranks, and regions present on only some ranks must still be reported.
+#include <mantissa/core/Deck.hpp>
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Json.hpp>
 #include <mantissa/core/Log.hpp>
@@ -218,6 +219,23 @@ TEST(Log, PerRankFiles) {
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_NE(ss.str().find("hello from rank " + std::to_string(world_rank())), std::string::npos) << ss.str();
+}
+
+TEST(Log, ConfigureFromDeck) {
+  namespace log = mantissa::log;
+  mantissa::Schema s;
+  mantissa::register_core_schema(s);
+  const auto deck = mantissa::Deck::from_string(
+      "mesh: {n: [4, 4]}\nlogging: {level: warn, per_rank: true, timer_fence: true}\n", "log.yaml", s);
+  const std::string run_dir = "core_deck_run_np" + std::to_string(world_size());
+  log::configure_from_deck(deck, run_dir);
+  EXPECT_EQ(log::level(), log::Level::warn);
+  EXPECT_TRUE(mantissa::Timers::global().fence());
+  log::warn("to the file");
+  std::ifstream in(run_dir + "/logs/rank-" + std::to_string(world_rank()) + ".log");
+  EXPECT_TRUE(in.good());
+  log::configure(log::Level::info);
+  mantissa::Timers::global().set_fence(false);
 }
 
 TEST(Progress, LineHasStepRateAndEta) {
