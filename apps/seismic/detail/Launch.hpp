@@ -1,7 +1,7 @@
 #pragma once
 // The one place that chooses how a point-wise kernel is launched (STYLE #4): on host back-ends
 // one thread takes whole x rows, so the innermost loop is contiguous and the compiler
-// vectorises it; on device back-ends a 3D MDRange gives one point per thread.
+// vectorises it; on device back-ends a flat range gives one point per thread, x fastest.
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -38,11 +38,17 @@ void for_each_point(const std::string& label, const ExecSpace& space, const Box&
           for (int i = x0; i < x1; ++i) f(k, j, i);
         });
   } else {
-    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>;
-    using idx = typename Policy::index_type;
+    // One point per thread with x fastest, so a warp reads consecutive x. Measured on an H200
+    // (docs/performance.md): 59 Gpts/s for the 3D 8th-order fp64 update, against 8.5 with
+    // Kokkos' default rank-3 MDRange tiles and 37 with 1x4x64 tiles.
+    const int nx = x1 - x0;
+    const std::int64_t nxy = std::int64_t(nx) * ny;
     Kokkos::parallel_for(
-        label, Policy(space, {idx(z0), idx(y0), idx(x0)}, {idx(z0 + nz), idx(y0 + ny), idx(x1)}),
-        KOKKOS_LAMBDA(const int k, const int j, const int i) { f(k, j, i); });
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, nxy * nz),
+        KOKKOS_LAMBDA(const std::int64_t p) {
+          const int k = z0 + int(p / nxy), j = y0 + int((p % nxy) / nx), i = x0 + int(p % nx);
+          f(k, j, i);
+        });
   }
 }
 
