@@ -378,6 +378,10 @@ std::array<std::int64_t, 3> Campaign::global_shape() const {
   return {n[2], n[1], n[0]};
 }
 
+std::string Campaign::trained_path() const {
+  return m_dir + "/surrogate-trained";
+}
+
 std::string Campaign::memory_note() const {
   std::ostringstream os;
   os.precision(3);
@@ -493,6 +497,10 @@ bool Campaign::run_training_phase() {
   }
   m_training.seconds = sw.seconds("mantissa::workflow::Campaign::train");
   if (!s.save_weights.empty()) m_surrogate->save(s.save_weights);
+  // Every rollout phase starts from these weights (see run_rollout_phase).
+  Stopwatch io;
+  m_surrogate->save(trained_path());
+  m_training.seconds += io.seconds("mantissa::workflow::Campaign::save_trained");
   m_training.done = true;
   m_surrogate_description = m_surrogate->describe();
   log("surrogate ready after " + fmt_g(m_training.seconds) + " s, final loss " +
@@ -507,6 +515,11 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   Stopwatch setup;
   ensure_surrogate();
   auto physics = make_physics(m_cfg.reference_precision, m_cfg.reference_precision);
+  // Each rollout starts from the trained weights and inference state, so that its numbers do
+  // not depend on the phases before it, and a resume inside a rollout can repeat the phase
+  // from its start (a surrogate's inference state, e.g. fp8 delayed-scaling histories, is
+  // not checkpointed mid-phase).
+  m_surrogate->load(trained_path());
   m_surrogate->set_precision(ph.storage);
   const int stride = m_surrogate->stride();
   const std::int64_t horizon = m_cfg.surrogate.horizon < 0 ? m_cfg.steps : m_cfg.surrogate.horizon;
@@ -522,9 +535,13 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   {
     // Untimed warm-up of the physics and the surrogate in this precision (see the physics
     // phase); the state is set below.
+    // Not when resuming: a prediction may update inference state the checkpoint already
+    // holds (fp8 delayed-scaling amax histories), and resume must repeat the run bit for bit.
     physics->initialize();
-    State w = physics->state();
-    m_surrogate->predict(w, 1);
+    if (!resumed) {
+      State w = physics->state();
+      m_surrogate->predict(w, 1);
+    }
   }
   State s;
   if (resumed) {
@@ -650,12 +667,26 @@ Campaign::Outcome Campaign::run() {
   // The surrogate exists from the start: the reference phase needs its stride to collect
   // training states.
   ensure_surrogate();
-  if (m_resumed && m_training.done) m_surrogate->load(m_checkpoint_dir + "/surrogate");
+  if (m_resumed && m_training.done) m_surrogate->load(trained_path());
   StopSignals signals;
   const std::size_t first = m_cur.phase;
   for (std::size_t p = first; p < m_phases.size(); ++p) {
-    const bool resumed_here = m_resumed && p == first;
+    bool resumed_here = m_resumed && p == first;
     m_cur.phase = p;
+    if (resumed_here && (m_phases[p].kind == "surrogate" || m_phases[p].kind == "hybrid")) {
+      // Repeat the rollout from its start (see run_rollout_phase). The campaign step counter
+      // keeps counting (it only paces periodic checkpoints and the stop_after_step hook,
+      // which must not fire twice).
+      auto& r = m_results[static_cast<std::size_t>(m_phases[p].result)];
+      VariantResult fresh;
+      fresh.name = r.name;
+      fresh.kind = r.kind;
+      fresh.storage = r.storage;
+      fresh.compute = r.compute;
+      r = fresh;
+      resumed_here = false;
+      log("the rollout '" + m_phases[p].name + "' repeats from its start");
+    }
     if (!resumed_here) {
       m_cur.step = 0;
       m_cur.physics_left = 0;

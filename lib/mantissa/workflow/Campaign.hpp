@@ -48,6 +48,7 @@ class Campaign {
   std::array<std::int64_t, 3> global_shape() const;
   std::vector<std::string> receiver_names() const { return m_receiver_names; }
   std::string memory_note() const;
+  std::string trained_path() const;  // prefix of the trained surrogate's files in the run directory
   const std::string& energy_source() const { return m_energy_source; }
   bool resumed() const { return m_resumed; }
   std::int64_t resumed_at_step() const { return m_resumed_global_step; }

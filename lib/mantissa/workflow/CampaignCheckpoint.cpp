@@ -145,7 +145,8 @@ void Campaign::write_checkpoint(const State* state, double time) {
                {std::uint64_t(shape[0]), std::uint64_t(shape[1]), std::uint64_t(shape[2])}, kv.second.data());
     }
   }
-  if (m_training.done && m_surrogate) m_surrogate->save(tmp + "/surrogate");
+  // The surrogate is not saved here: its trained state is in RUN_DIR/surrogate-trained*, and a
+  // rollout interrupted mid-phase repeats from its start.
   MPI_Barrier(comm());
   if (m_rank == 0) {
     std::error_code ec;

@@ -9,7 +9,7 @@ read -r -a cmd <<<"$1"
 deck=$2 out=$3 ref=$4
 # Campaign steps of the uninterrupted run: every phase's physics(-equivalent) steps.
 total=$(/usr/bin/python3 -c 'import json,sys; print(sum(v["speed"]["steps"] for v in json.load(open(sys.argv[1]))["variants"]))' "$ref/report.json")
-step=$(( (RANDOM % (total - 2)) + 1 ))
+step=${STOP_STEP:-$(( (RANDOM % (total - 2)) + 1 ))}  # STOP_STEP=n reproduces a failure
 echo "stopping at campaign step $step of $total"
 set +e
 "${cmd[@]}" run "$deck" run.output_dir="$out" run.name=resume campaign.stop_after_step="$step" --overwrite
