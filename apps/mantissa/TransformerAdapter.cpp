@@ -71,9 +71,10 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     fence("mantissa::app::Transformer::predict");
   }
 
-  void save(const std::string& path) const override {
-    const_cast<surrogates::Surrogate&>(m_s).save(path + ".h5");
-  }
+  // One surrogate step is one prediction (K solver steps); global operations.
+  double flops_per_step() const override { return m_s.flops_per_prediction(); }
+
+  void save(const std::string& path) const override { m_s.save(path + ".h5"); }
   void load(const std::string& path) override { m_s.load(path + ".h5"); }
 
  private:
