@@ -77,7 +77,8 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   void save(const std::string& path) const override { m_s.save(path + ".h5"); }
   void load(const std::string& path) override { m_s.load(path + ".h5"); }
 
- private:
+  // Public only because nvcc rejects extended device lambdas inside private or protected
+  // member functions (found by the CUDA compile check, docs/portability.md).
   Field<double> difference(const Field<double>& a, const Field<double>& b) const {
     Field<double> d("mantissa::app::Transformer::target", m_decomp, a.ghost(0));
     auto va = a.view(), vb = b.view(), vd = d.view();
@@ -97,6 +98,7 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
         });
   }
 
+ private:
   const Decomposition& m_decomp;
   surrogates::Surrogate m_s;
   Field<double> m_velocity;
