@@ -176,7 +176,7 @@ class TestWave final : public PhysicsModel {
     return {n, n * 3.0 * sizeof(T), n * 8.0};
   }
 
- private:
+  // Public only because nvcc rejects extended device lambdas in private member functions.
   Field<double> to_double(const field_t& f) const {
     Field<double> d(f.label() + "::fp64", m_decomp, 1);
     auto src = f.view();
@@ -204,6 +204,7 @@ class TestWave final : public PhysicsModel {
     Kokkos::deep_copy(m_p.view(), host);
   }
 
+ private:
   const Decomposition& m_decomp;
   TestWaveOptions m_opt;
   field_t m_p, m_pp, m_pn;
