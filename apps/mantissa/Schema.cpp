@@ -10,10 +10,10 @@ namespace mantissa::app {
 
 Schema full_schema() {
   Schema s;
-  register_core_schema(s);  // physics, run, mesh, checkpoint, output, logging
-  mantissa::seismic::register_schema(s);  // seismic:   (apps/seismic)
+  register_core_schema(s);                   // physics, run, mesh, checkpoint, output, logging
+  mantissa::seismic::register_schema(s);     // seismic:   (apps/seismic)
   mantissa::surrogates::register_schema(s);  // surrogate: (surrogates/)
-  mantissa::workflow::register_schema(s);  // campaign:  (lib/mantissa/workflow)
+  mantissa::workflow::register_schema(s);    // campaign:  (lib/mantissa/workflow)
   return s;
 }
 

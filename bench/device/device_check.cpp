@@ -13,13 +13,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <utility>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -46,19 +46,21 @@ double stream(int repeats, double& copy_gbs) {
   const std::int64_t n = std::int64_t(1) << 27;  // 1 GiB per array: far beyond any cache
   Kokkos::View<double*, Mem> a("mantissa::bench::device::a", n), b("mantissa::bench::device::b", n),
       c("mantissa::bench::device::c", n);
-  Kokkos::parallel_for("mantissa::bench::device::init", Kokkos::RangePolicy<Exec>(0, n),
-                       KOKKOS_LAMBDA(const std::int64_t i) {
-                         b(i) = 1.0 + 1e-9 * double(i % 1000);
-                         c(i) = 2.0 - 1e-9 * double(i % 777);
-                       });
+  Kokkos::parallel_for(
+      "mantissa::bench::device::init", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        b(i) = 1.0 + 1e-9 * double(i % 1000);
+        c(i) = 2.0 - 1e-9 * double(i % 777);
+      });
   const double s = 3.0;
   const double tc = median_seconds(repeats, [&] {
-    Kokkos::parallel_for("mantissa::bench::device::copy", Kokkos::RangePolicy<Exec>(0, n),
-                         KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i); });
+    Kokkos::parallel_for(
+        "mantissa::bench::device::copy", Kokkos::RangePolicy<Exec>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i); });
   });
   const double tt = median_seconds(repeats, [&] {
-    Kokkos::parallel_for("mantissa::bench::device::triad", Kokkos::RangePolicy<Exec>(0, n),
-                         KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i) + s * c(i); });
+    Kokkos::parallel_for(
+        "mantissa::bench::device::triad", Kokkos::RangePolicy<Exec>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i) + s * c(i); });
   });
   copy_gbs = 2.0 * 8.0 * double(n) / tc / 1e9;
   return 3.0 * 8.0 * double(n) / tt / 1e9;
@@ -72,8 +74,8 @@ void stencil(const char* name, int n, int repeats, double triad_gbs) {
   V p("mantissa::bench::device::p", e, e, e), p_old("mantissa::bench::device::p_old", e, e, e),
       p_new("mantissa::bench::device::p_new", e, e, e), vel("mantissa::bench::device::c2dt2", e, e, e);
   Kokkos::parallel_for(
-      "mantissa::bench::device::fill",
-      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {e, e, e}), KOKKOS_LAMBDA(int k, int j, int i) {
+      "mantissa::bench::device::fill", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {e, e, e}),
+      KOKKOS_LAMBDA(int k, int j, int i) {
         const float x = float((i * 7 + j * 13 + k * 17) % 101) / 101.0f;
         p(k, j, i) = Storage(x);
         p_old(k, j, i) = Storage(0.5f * x);
@@ -86,12 +88,13 @@ void stencil(const char* name, int n, int repeats, double triad_gbs) {
   // x fastest (coalesced by construction).
   const auto update = KOKKOS_LAMBDA(int k, int j, int i) {
     const Compute lap = mantissa::seismic::laplacian<R, Compute>(p, k, j, i, w);
-    p_new(k, j, i) = Storage(
-        mantissa::seismic::leapfrog<Compute>(Compute(p(k, j, i)), Compute(p_old(k, j, i)), Compute(vel(k, j, i)), lap));
+    p_new(k, j, i) = Storage(mantissa::seismic::leapfrog<Compute>(
+        Compute(p(k, j, i)), Compute(p_old(k, j, i)), Compute(vel(k, j, i)), lap));
   };
   using MD = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>;
   const double t_default = median_seconds(repeats, [&] {
-    Kokkos::parallel_for("mantissa::bench::device::leapfrog_mdrange", MD({R, R, R}, {R + n, R + n, R + n}), update);
+    Kokkos::parallel_for("mantissa::bench::device::leapfrog_mdrange", MD({R, R, R}, {R + n, R + n, R + n}),
+                         update);
   });
   const double t_tiled = median_seconds(repeats, [&] {
     Kokkos::parallel_for("mantissa::bench::device::leapfrog_tiled",
@@ -99,19 +102,21 @@ void stencil(const char* name, int n, int repeats, double triad_gbs) {
   });
   const std::int64_t nn = n;
   const double t_flat = median_seconds(repeats, [&] {
-    Kokkos::parallel_for("mantissa::bench::device::leapfrog_flat", Kokkos::RangePolicy<Exec>(0, nn * nn * nn),
-                         KOKKOS_LAMBDA(const std::int64_t idx) {
-                           const int i = int(idx % nn) + R, j = int((idx / nn) % nn) + R, k = int(idx / (nn * nn)) + R;
-                           update(k, j, i);
-                         });
+    Kokkos::parallel_for(
+        "mantissa::bench::device::leapfrog_flat", Kokkos::RangePolicy<Exec>(0, nn * nn * nn),
+        KOKKOS_LAMBDA(const std::int64_t idx) {
+          const int i = int(idx % nn) + R, j = int((idx / nn) % nn) + R, k = int(idx / (nn * nn)) + R;
+          update(k, j, i);
+        });
   });
-  for (auto [variant, t] : {std::pair<const char*, double>{"mdrange", t_default}, {"mdrange 1x4x64", t_tiled},
+  for (auto [variant, t] : {std::pair<const char*, double>{"mdrange", t_default},
+                            {"mdrange 1x4x64", t_tiled},
                             {"flat", t_flat}}) {
     const double pts = double(n) * n * n / t;
     const double gbs = 4.0 * sizeof(Storage) * pts / 1e9;
-    std::printf("| %-12s | %-15s | %9.2f | %10.1f | %5.0f%% |\n", name, variant, pts / 1e9, gbs, 100.0 * gbs / triad_gbs);
+    std::printf("| %-12s | %-15s | %9.2f | %10.1f | %5.0f%% |\n", name, variant, pts / 1e9, gbs,
+                100.0 * gbs / triad_gbs);
   }
-
 }
 
 template <class T>
@@ -119,8 +124,9 @@ int check_decode_all(const char* name) {
   using bits_t = decltype(T().bits());
   const int count = 1 << (8 * sizeof(bits_t));
   Kokkos::View<float*, Mem> d("mantissa::bench::device::decoded", count);
-  Kokkos::parallel_for("mantissa::bench::device::decode", Kokkos::RangePolicy<Exec>(0, count),
-                       KOKKOS_LAMBDA(const int b) { d(b) = float(T::from_bits(bits_t(b))); });
+  Kokkos::parallel_for(
+      "mantissa::bench::device::decode", Kokkos::RangePolicy<Exec>(0, count),
+      KOKKOS_LAMBDA(const int b) { d(b) = float(T::from_bits(bits_t(b))); });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
   int bad = 0;
   for (int b = 0; b < count; ++b) {
@@ -131,7 +137,8 @@ int check_decode_all(const char* name) {
     std::memcpy(&y, &h(b), 4);
     if (!both_nan && x != y) ++bad;
   }
-  std::printf("decode all %6d %-9s patterns on the device: %s\n", count, name, bad ? "MISMATCH" : "identical to host");
+  std::printf("decode all %6d %-9s patterns on the device: %s\n", count, name,
+              bad ? "MISMATCH" : "identical to host");
   return bad;
 }
 
@@ -139,13 +146,14 @@ template <class T>
 int check_encode_sample(const char* name) {
   const std::int64_t count = std::int64_t(1) << 24;  // every 256th float bit pattern
   Kokkos::View<std::uint32_t*, Mem> d("mantissa::bench::device::encoded", count);
-  Kokkos::parallel_for("mantissa::bench::device::encode", Kokkos::RangePolicy<Exec>(0, count),
-                       KOKKOS_LAMBDA(const std::int64_t s) {
-                         const std::uint32_t u = std::uint32_t(s) * 256u + std::uint32_t(s % 251);
-                         float f;
-                         std::memcpy(&f, &u, 4);
-                         d(s) = std::uint32_t(T(f).bits());
-                       });
+  Kokkos::parallel_for(
+      "mantissa::bench::device::encode", Kokkos::RangePolicy<Exec>(0, count),
+      KOKKOS_LAMBDA(const std::int64_t s) {
+        const std::uint32_t u = std::uint32_t(s) * 256u + std::uint32_t(s % 251);
+        float f;
+        std::memcpy(&f, &u, 4);
+        d(s) = std::uint32_t(T(f).bits());
+      });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
   std::int64_t bad = 0;
   for (std::int64_t s = 0; s < count; ++s) {
@@ -177,10 +185,11 @@ int main(int argc, char** argv) {
   bad += check_encode_sample<mantissa::fp8_e5m2>("fp8_e5m2");
   double copy_gbs = 0.0;
   const double triad_gbs = stream(repeats, copy_gbs);
-  std::printf("\nSTREAM on %s: copy %.1f GB/s, triad %.1f GB/s (1 GiB arrays, median of %d)\n",
-              Exec::name(), copy_gbs, triad_gbs, repeats);
+  std::printf("\nSTREAM on %s: copy %.1f GB/s, triad %.1f GB/s (1 GiB arrays, median of %d)\n", Exec::name(),
+              copy_gbs, triad_gbs, repeats);
   std::printf("\nseismic 3D 8th-order leapfrog, %d^3 interior points, median of %d\n", n, repeats);
-  std::printf("| %-12s | %-15s | %9s | %10s | %6s |\n", "storage/comp", "launch", "Gpts/s", "eff. GB/s", "triad");
+  std::printf("| %-12s | %-15s | %9s | %10s | %6s |\n", "storage/comp", "launch", "Gpts/s", "eff. GB/s",
+              "triad");
   std::printf("|--------------|-----------------|-----------|------------|--------|\n");
   stencil<double, double>("fp64 / fp64", n, repeats, triad_gbs);
   stencil<float, float>("fp32 / fp32", n, repeats, triad_gbs);

@@ -226,7 +226,6 @@ class HaloExchange {
   }
 
  private:
-
   MPI_Comm m_comm;
   std::array<int, 3> m_ghost{0, 0, 0};
   std::array<std::int64_t, 3> m_extent{0, 0, 0};

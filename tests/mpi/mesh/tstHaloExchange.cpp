@@ -70,8 +70,10 @@ void check_exchange(int dim, bool periodic, int width, HaloPattern pattern) {
             if (s < g[a] || s >= g[a] + field.extent()[a]) ++ghost_axes;
             if (gi[a] < 0 || gi[a] >= grid.n[a]) {
               ++outside_axes;
-              if (grid.periodic[a]) gi[a] = (gi[a] + grid.n[a]) % grid.n[a];
-              else outside_domain = true;
+              if (grid.periodic[a])
+                gi[a] = (gi[a] + grid.n[a]) % grid.n[a];
+              else
+                outside_domain = true;
             }
           }
           (void)outside_axes;
@@ -100,7 +102,8 @@ TEST_P(HaloTest, MatchesGlobalReferenceBf16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mesh, HaloTest,
-                         ::testing::Combine(::testing::Values(2, 3), ::testing::Bool(), ::testing::Values(1, 2, 3, 4)));
+                         ::testing::Combine(::testing::Values(2, 3), ::testing::Bool(),
+                                            ::testing::Values(1, 2, 3, 4)));
 
 TEST(Decomposition, UnevenSplitCoversEveryPointOnce) {
   for (int parts = 1; parts <= 7; ++parts) {
