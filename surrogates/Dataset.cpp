@@ -3,7 +3,10 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace mantissa::surrogates {
 
@@ -107,66 +110,122 @@ namespace {
 void h5check(herr_t rc, const std::string& what) {
   if (rc < 0) throw Error("surrogate dataset: HDF5 failed to " + what);
 }
+
+// Closes an HDF5 handle on every path out, including a throw.
+struct H5Handle {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~H5Handle() {
+    if (id >= 0) close(id);
+  }
+};
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
 }  // namespace
 
 void Dataset::write_hdf5(const std::string& file) const {
-  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0)
+  hid_t fid = -1;
+  H5E_BEGIN_TRY {
+    fid = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  }
+  H5E_END_TRY;
+  if (fid < 0)
     throw Error("surrogate dataset: cannot create '" + file +
                 "'; check the directory exists and is writable");
-  auto write = [&](const char* name, const std::vector<std::vector<double>>& data, int channels) {
-    hsize_t dims[5] = {hsize_t(data.size()), hsize_t(channels), hsize_t(m_extent[2]), hsize_t(m_extent[1]),
-                       hsize_t(m_extent[0])};
+  H5Handle f{fid, H5Fclose};
+  auto write = [&](const char* name, hid_t file_type, hid_t mem_type, const std::vector<hsize_t>& dims,
+                   const void* data) {
+    H5Handle s{H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose};
+    H5Handle d{H5Dcreate2(f.id, name, file_type, s.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+    if (d.id < 0)
+      throw Error("surrogate dataset: cannot create dataset '" + std::string(name) + "' in '" + file + "'");
+    h5check(H5Dwrite(d.id, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+            std::string("write '") + name + "' to '" + file + "'");
+  };
+  auto samples = [&](const char* name, const std::vector<std::vector<double>>& data, int channels) {
     std::vector<double> flat;
     for (const auto& d : data) flat.insert(flat.end(), d.begin(), d.end());
-    hid_t s = H5Screate_simple(5, dims, nullptr);
-    hid_t d = H5Dcreate2(f, name, H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    h5check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()),
-            std::string("write ") + name);
-    H5Dclose(d);
-    H5Sclose(s);
+    write(name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+          {hsize_t(data.size()), hsize_t(channels), hsize_t(m_extent[2]), hsize_t(m_extent[1]),
+           hsize_t(m_extent[0])},
+          flat.data());
   };
-  write("inputs", m_inputs, m_cin);
-  write("targets", m_targets, m_cout);
-  H5Fclose(f);
+  samples("inputs", m_inputs, m_cin);
+  samples("targets", m_targets, m_cout);
+  // Global cell offset (x, y, z) of every sample's tile: position encodings and window
+  // boundaries follow global coordinates, so a dataset read back must keep them.
+  std::vector<std::int64_t> offs;
+  for (const auto& o : m_offsets) offs.insert(offs.end(), o.begin(), o.end());
+  write("offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, {hsize_t(m_offsets.size()), 3}, offs.data());
 }
 
 Dataset Dataset::read_hdf5(const std::string& file) {
-  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) throw Error("surrogate dataset: cannot open '" + file + "'; check the path (surrogate.dataset)");
-  auto read = [&](const char* name, std::array<hsize_t, 5>& dims) {
-    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
-      H5Fclose(f);
-      throw Error("surrogate dataset: '" + file + "' has no dataset '" + name +
-                  "' [samples, channels, nz, ny, nx]; write it with Dataset::write_hdf5");
-    }
-    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-    hid_t s = H5Dget_space(d);
-    if (H5Sget_simple_extent_ndims(s) != 5) {
-      H5Sclose(s);
-      H5Dclose(d);
-      H5Fclose(f);
-      throw Error("surrogate dataset: '" + file + "' dataset '" + name + "' must have rank 5");
-    }
-    H5Sget_simple_extent_dims(s, dims.data(), nullptr);
-    std::vector<double> v(dims[0] * dims[1] * dims[2] * dims[3] * dims[4]);
-    h5check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
-            std::string("read ") + name);
-    H5Sclose(s);
-    H5Dclose(d);
-    return v;
+  hid_t fid = -1;
+  // Silence HDF5's own error stack: the exception below says what is wrong.
+  H5E_BEGIN_TRY {
+    if (H5Fis_hdf5(file.c_str()) > 0) fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  }
+  H5E_END_TRY;
+  if (fid < 0)
+    throw Error("surrogate dataset: cannot open '" + file +
+                "' as an HDF5 file (missing, unreadable or not HDF5); check the path (surrogate.dataset)");
+  H5Handle f{fid, H5Fclose};
+  auto read = [&](const char* name, int rank, hid_t mem_type, std::vector<hsize_t>& dims, void* out,
+                  std::size_t capacity, const char* layout) {
+    if (H5Lexists(f.id, name, H5P_DEFAULT) <= 0)
+      throw Error("surrogate dataset: '" + file + "' has no dataset '" + name + "' " + layout +
+                  "; write it with Dataset::write_hdf5");
+    H5Handle d{H5Dopen2(f.id, name, H5P_DEFAULT), H5Dclose};
+    H5Handle s{H5Dget_space(d.id), H5Sclose};
+    const int nd = H5Sget_simple_extent_ndims(s.id);
+    dims.assign(std::max(nd, 0), 0);
+    H5Sget_simple_extent_dims(s.id, dims.data(), nullptr);
+    if (nd != rank)
+      throw Error("surrogate dataset: '" + file + "' dataset '" + name + "' has shape " + shape_text(dims) +
+                  ", expected rank " + std::to_string(rank) + " " + layout);
+    if (out == nullptr) return;
+    std::size_t n = 1;
+    for (auto v : dims) n *= v;
+    if (n > capacity)
+      throw Error("surrogate dataset: internal: buffer too small for '" + std::string(name) + "'");
+    h5check(H5Dread(d.id, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
+            std::string("read '") + name + "' from '" + file + "'");
   };
-  std::array<hsize_t, 5> di{}, dt{};
-  const auto vin = read("inputs", di);
-  const auto vout = read("targets", dt);
-  H5Fclose(f);
+  const char* sample_layout = "[samples, channels, nz, ny, nx]";
+  std::vector<hsize_t> di, dt;
+  read("inputs", 5, H5T_NATIVE_DOUBLE, di, nullptr, 0, sample_layout);
+  read("targets", 5, H5T_NATIVE_DOUBLE, dt, nullptr, 0, sample_layout);
   if (di[0] != dt[0] || di[2] != dt[2] || di[3] != dt[3] || di[4] != dt[4])
-    throw Error("surrogate dataset: '" + file + "' inputs and targets differ in samples or extent");
+    throw Error("surrogate dataset: '" + file + "' datasets 'inputs' " + shape_text(di) + " and 'targets' " +
+                shape_text(dt) + " differ in samples or extent (all but the channel axis must agree)");
+  for (int a = 1; a < 5; ++a)
+    if (di[a] == 0 || dt[a] == 0)
+      throw Error("surrogate dataset: '" + file + "' datasets 'inputs' " + shape_text(di) +
+                  " and 'targets' " + shape_text(dt) +
+                  " need at least one channel and one cell along every axis");
+  std::vector<double> vin(di[0] * di[1] * di[2] * di[3] * di[4]), vout(dt[0] * dt[1] * dt[2] * dt[3] * dt[4]);
+  read("inputs", 5, H5T_NATIVE_DOUBLE, di, vin.data(), vin.size(), sample_layout);
+  read("targets", 5, H5T_NATIVE_DOUBLE, dt, vout.data(), vout.size(), sample_layout);
+  // Offsets: absent in files written before they were stored; those tiles start at the origin.
+  std::vector<std::int64_t> offs(di[0] * 3, 0);
+  if (H5Lexists(f.id, "offsets", H5P_DEFAULT) > 0) {
+    std::vector<hsize_t> dof;
+    read("offsets", 2, H5T_NATIVE_INT64, dof, nullptr, 0, "[samples, 3] (x, y, z cells)");
+    if (dof[0] != di[0] || dof[1] != 3)
+      throw Error("surrogate dataset: '" + file + "' dataset 'offsets' has shape " + shape_text(dof) +
+                  ", expected [" + std::to_string(di[0]) + ", 3] (x, y, z cells of each sample's tile)");
+    read("offsets", 2, H5T_NATIVE_INT64, dof, offs.data(), offs.size(), "[samples, 3] (x, y, z cells)");
+  }
   Dataset ds(int(di[1]), int(dt[1]), {std::int64_t(di[4]), std::int64_t(di[3]), std::int64_t(di[2])});
   const std::size_t ni = di[1] * di[2] * di[3] * di[4], no = dt[1] * dt[2] * dt[3] * dt[4];
   for (hsize_t s = 0; s < di[0]; ++s)
     ds.add(std::vector<double>(vin.begin() + s * ni, vin.begin() + (s + 1) * ni),
-           std::vector<double>(vout.begin() + s * no, vout.begin() + (s + 1) * no));
+           std::vector<double>(vout.begin() + s * no, vout.begin() + (s + 1) * no),
+           {offs[3 * s], offs[3 * s + 1], offs[3 * s + 2]});
   return ds;
 }
 

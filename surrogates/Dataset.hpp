@@ -35,6 +35,8 @@ class Dataset {
   int out_channels() const { return m_cout; }
   const std::vector<double>& input(std::int64_t i) const { return m_inputs.at(i); }
   const std::vector<double>& target(std::int64_t i) const { return m_targets.at(i); }
+  // Global cell offset (x, y, z) of sample i's tile.
+  const std::array<std::int64_t, 3>& offset(std::int64_t i) const { return m_offsets.at(i); }
 
   Normalization normalization() const;
 
@@ -45,7 +47,9 @@ class Dataset {
                   const ModelConfig& config, TokenLayout& layout, Matrix<T>& inputs,
                   Matrix<T>& targets) const;
 
-  // Offline data: datasets "inputs" [S, C, nz, ny, nx] and "targets" [S, C_out, nz, ny, nx] (fp64).
+  // Offline data: datasets "inputs" [S, C, nz, ny, nx], "targets" [S, C_out, nz, ny, nx] (fp64)
+  // and "offsets" [S, 3] (int64 x, y, z cells; optional on read, zeros when absent). read_hdf5
+  // throws mantissa::Error naming the file and the dataset when one is missing or misshapen.
   static Dataset read_hdf5(const std::string& file);
   void write_hdf5(const std::string& file) const;
 
