@@ -5,7 +5,8 @@ Runs the C++ driver, which writes (per compute precision, plain and shifted wind
 configuration, weights, input fields, targets, outputs, loss and parameter gradients. This script
 rebuilds the same model in PyTorch -- written independently: attention over all tokens with a
 mask built from window ids instead of mantissa's window lists -- loads the weights with h5py and
-compares outputs and gradients (norm-wise relative errors).
+compares outputs and gradients (norm-wise relative errors). Each comparison runs in 2D (patches
+of p^2 cells, windows of w^2 patches) and in 3D (p^3 cells, w^3 patches, a third position axis).
 
 Bounds:
   fp64: 1e-10 and fp32: 1e-5 (the issue's bounds; both sides round at their unit roundoff,
@@ -40,13 +41,14 @@ class Oracle(torch.nn.Module):
         super().__init__()
         self.cfg = cfg
         self.dtype = dtype
-        D, p = cfg["embed"], cfg["patch"]
-        fin, fout = cfg["in_channels"] * p * p, cfg["out_channels"] * p * p
+        D, p, dim = cfg["embed"], cfg["patch"], cfg["dim"]
+        fin, fout = cfg["in_channels"] * p**dim, cfg["out_channels"] * p**dim
         lin = lambda i, o: torch.nn.Linear(i, o, dtype=dtype)
         self.embed = lin(fin, D)
         if cfg["learned_positions"]:
             gx, gy = cfg["global_patches_x"], cfg["global_patches_y"]
-            self.pos_table = torch.nn.Parameter(torch.zeros(gx * gy, D, dtype=dtype))
+            gz = cfg["global_patches_z"] if dim == 3 else 1
+            self.pos_table = torch.nn.Parameter(torch.zeros(gx * gy * gz, D, dtype=dtype))
         blocks = []
         for _ in range(cfg["layers"]):
             b = torch.nn.Module()
@@ -67,44 +69,60 @@ class Oracle(torch.nn.Module):
         return out
 
     def tokens(self, fields):
-        # fields [B, C, H, W] -> [B * Py * Px, C * p * p], features (c, dy, dx), tokens row-major
-        B, C, H, W = fields.shape
+        # 2D: fields [B, C, H, W] -> [B * Py * Px, C * p * p], features (c, dy, dx);
+        # 3D: fields [B, C, Z, H, W] -> [B * Pz * Py * Px, C * p^3], features (c, dz, dy, dx);
+        # tokens row-major (z, y, x) tile by tile.
         p = self.cfg["patch"]
-        x = fields.reshape(B, C, H // p, p, W // p, p).permute(0, 2, 4, 1, 3, 5)
-        return x.reshape(B * (H // p) * (W // p), C * p * p)
+        if fields.dim() == 4:
+            B, C, H, W = fields.shape
+            x = fields.reshape(B, C, H // p, p, W // p, p).permute(0, 2, 4, 1, 3, 5)
+            return x.reshape(B * (H // p) * (W // p), C * p * p)
+        B, C, Z, H, W = fields.shape
+        x = fields.reshape(B, C, Z // p, p, H // p, p, W // p, p).permute(0, 2, 4, 6, 1, 3, 5, 7)
+        return x.reshape(B * (Z // p) * (H // p) * (W // p), C * p**3)
 
-    def untokens(self, t, B, C, H, W):
+    def untokens(self, t, B, C, shape):
         p = self.cfg["patch"]
-        x = t.reshape(B, H // p, W // p, C, p, p).permute(0, 3, 1, 4, 2, 5)
-        return x.reshape(B, C, H, W)
+        if len(shape) == 2:
+            H, W = shape
+            x = t.reshape(B, H // p, W // p, C, p, p).permute(0, 3, 1, 4, 2, 5)
+            return x.reshape(B, C, H, W)
+        Z, H, W = shape
+        x = t.reshape(B, Z // p, H // p, W // p, C, p, p, p).permute(0, 4, 1, 5, 2, 6, 3, 7)
+        return x.reshape(B, C, Z, H, W)
 
-    def coords(self, B, Py, Px, offsets):
-        gx, gy, tile = [], [], []
+    def coords(self, B, Pz, Py, Px, offsets):
+        gx, gy, gz, tile = [], [], [], []
         for b in range(B):
-            for y in range(Py):
-                for x in range(Px):
-                    gx.append(offsets[b][0] + x)
-                    gy.append(offsets[b][1] + y)
-                    tile.append(b)
-        return np.array(gx), np.array(gy), np.array(tile)
+            for z in range(Pz):
+                for y in range(Py):
+                    for x in range(Px):
+                        gx.append(offsets[b][0] + x)
+                        gy.append(offsets[b][1] + y)
+                        gz.append(offsets[b][2] + z if len(offsets[b]) > 2 else 0)
+                        tile.append(b)
+        return np.array(gx), np.array(gy), np.array(gz), np.array(tile)
 
     def forward(self, fields, offsets):
         cfg = self.cfg
-        B, C, H, W = fields.shape
+        B, C = fields.shape[:2]
+        space = tuple(fields.shape[2:])
+        dim = len(space)
         p, D, heads, w = cfg["patch"], cfg["embed"], cfg["heads"], cfg["window"]
-        Py, Px = H // p, W // p
-        gx, gy, tile = self.coords(B, Py, Px, offsets)
+        Pz, Py, Px = (space[0] // p if dim == 3 else 1), space[-2] // p, space[-1] // p
+        gx, gy, gz, tile = self.coords(B, Pz, Py, Px, offsets)
         # Under bf16 autocast the matmul outputs are bf16; the residual stream and the layer norms
         # stay in the model's dtype (what autocast does on GPUs; CPU autocast in 1.13 does not
         # cast layer_norm itself).
         up = lambda t: t.to(self.dtype)
         x = up(self.embed(self.tokens(fields)))
         if cfg["learned_positions"]:
-            x = x + self.pos_table[torch.as_tensor(gy * cfg["global_patches_x"] + gx)]
+            row = (gz * cfg["global_patches_y"] + gy) * cfg["global_patches_x"] + gx
+            x = x + self.pos_table[torch.as_tensor(row)]
         else:
-            dg = D // 2
+            dg = D // dim
             pe = torch.zeros(x.shape, dtype=x.dtype)
-            for a, g in enumerate((gx, gy)):
+            for a, g in enumerate((gx, gy, gz)[:dim]):
                 for c in range(dg):
                     i = c // 2
                     freq = np.exp(-(2.0 * i) / dg * np.log(10000.0))
@@ -115,7 +133,7 @@ class Oracle(torch.nn.Module):
         dh = D // heads
         for l, b in enumerate(self.blocks):
             s = w // 2 if (cfg["shifted"] and l % 2 == 1) else 0
-            key = np.stack([tile, np.floor_divide(gx + s, w), np.floor_divide(gy + s, w)], axis=1)
+            key = np.stack([tile] + [np.floor_divide(g + s, w) for g in (gx, gy, gz)[:dim]], axis=1)
             same = torch.as_tensor((key[:, None, :] == key[None, :, :]).all(axis=2))
             h = b.ln1(up(x))
             qkv = b.qkv(h).reshape(N, 3, heads, dh).permute(1, 2, 0, 3)  # [3, heads, N, dh]
@@ -125,7 +143,7 @@ class Oracle(torch.nn.Module):
             att = up(torch.softmax(scores, dim=-1) @ v)  # [heads, N, dh]
             x = x + up(b.proj(att.permute(1, 0, 2).reshape(N, D)))
             x = x + up(b.fc2(torch.nn.functional.gelu(b.fc1(b.ln2(x)))))
-        return self.untokens(self.head(x), B, cfg["out_channels"], H, W)
+        return self.untokens(self.head(x), B, cfg["out_channels"], space)
 
 
 def load(path, dtype):
@@ -174,8 +192,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     subprocess.run([driver, outdir], check=True)
     failures = []
-    for windows in ("plain", "shifted"):
-        ref = {}
+    for windows in ("plain", "shifted", "3d_plain", "3d_shifted"):
         for prec, bound in (("fp64", 1e-10), ("fp32", 1e-5)):
             dtype = torch.float64 if prec == "fp64" else torch.float32
             model, data, _ = load(f"{outdir}/{prec}_{windows}.h5", dtype)

@@ -1,6 +1,7 @@
-// Writes, per compute precision, everything the PyTorch oracle needs to rebuild and check one
-// forward + backward of the surrogate: the configuration and weights (save_surrogate), the tile
-// layout, the input fields, the targets, mantissa's outputs, its loss and parameter gradients.
+// Writes, per compute precision and for a 2D and a 3D model, everything the PyTorch oracle needs
+// to rebuild and check one forward + backward of the surrogate: the configuration and weights
+// (save_surrogate), the tile layout, the input fields, the targets, mantissa's outputs, its loss
+// and parameter gradients.
 //   usage: mantissa_surrogate_oracle_driver <output-directory>
 #include <surrogates/Checkpoint.hpp>
 #include <surrogates/Patches.hpp>
@@ -34,9 +35,9 @@ std::vector<double> to_host(const ms::FlatView<T>& v) {
 }
 
 template <class T>
-void run(Precision p, bool shifted, const std::string& file) {
+void run(Precision p, bool shifted, const std::string& file, int dim = 2) {
   ms::ModelConfig c;
-  c.dim = 2;
+  c.dim = dim;
   c.in_channels = 3;
   c.out_channels = 2;
   c.patch = 2;
@@ -48,13 +49,22 @@ void run(Precision p, bool shifted, const std::string& file) {
   c.shifted = shifted;
   c.position = shifted ? ms::PositionKind::learned : ms::PositionKind::sinusoidal;
   c.global_patches = {8, 8, 1};
+  if (dim == 3) {
+    c.embed = 12;  // divisible by 2 * dim (sinusoidal encoding) and by the heads
+    c.global_patches = {6, 6, 6};
+  }
   ms::Model<T> model(c);
-  // Two tiles of 5x3 patches at different global offsets: partial windows on every side.
-  const std::vector<std::array<std::int64_t, 3>> offsets{{0, 0, 0}, {3, 4, 0}};
-  ms::TokenLayout layout(2, {5, 3, 1}, offsets, c.window);
-  const std::int64_t B = 2, H = 3 * c.patch, W = 5 * c.patch;
-  ms::FieldBatch<double> fields("fields", B, c.in_channels, 1, H, W);
-  ms::FieldBatch<double> target("target", B, c.out_channels, 1, H, W);
+  // Two tiles at different global offsets: partial windows on every side. 2D: 5x3 patches;
+  // 3D: 3x2x3 patches (x, y, z), z offsets differ too.
+  const std::vector<std::array<std::int64_t, 3>> offsets =
+      dim == 2 ? std::vector<std::array<std::int64_t, 3>>{{0, 0, 0}, {3, 4, 0}}
+               : std::vector<std::array<std::int64_t, 3>>{{0, 0, 0}, {2, 3, 1}};
+  const std::array<std::int64_t, 3> tile =
+      dim == 2 ? std::array<std::int64_t, 3>{5, 3, 1} : std::array<std::int64_t, 3>{3, 2, 3};
+  ms::TokenLayout layout(dim, tile, offsets, c.window);
+  const std::int64_t B = 2, Z = tile[2] * c.patch_z(), H = tile[1] * c.patch, W = tile[0] * c.patch;
+  ms::FieldBatch<double> fields("fields", B, c.in_channels, Z, H, W);
+  ms::FieldBatch<double> target("target", B, c.out_channels, Z, H, W);
   auto hf = Kokkos::create_mirror_view(fields);
   auto ht = Kokkos::create_mirror_view(target);
   std::mt19937 gen(2026);
@@ -65,8 +75,8 @@ void run(Precision p, bool shifted, const std::string& file) {
   Kokkos::deep_copy(target, ht);
   auto tokens = ms::make_matrix<T>("tokens", layout.num_tokens(), c.in_features());
   auto ttok = ms::make_matrix<T>("target_tokens", layout.num_tokens(), c.out_features());
-  ms::patchify(fields, c.patch, 1, tokens);
-  ms::patchify(target, c.patch, 1, ttok);
+  ms::patchify(fields, c.patch, c.patch_z(), tokens);
+  ms::patchify(target, c.patch, c.patch_z(), ttok);
   // One forward + backward of the mean squared error (the trainer's loss), no optimizer update.
   ms::Matrix<T> out;
   ms::Context ctx{p};
@@ -85,22 +95,30 @@ void run(Precision p, bool shifted, const std::string& file) {
       sse);
   model.backward(ctx, dout);
   Kokkos::fence();
-  ms::FieldBatch<double> outf("out", B, c.out_channels, 1, H, W);
-  ms::unpatchify(out, c.patch, 1, outf);
+  ms::FieldBatch<double> outf("out", B, c.out_channels, Z, H, W);
+  ms::unpatchify(out, c.patch, c.patch_z(), outf);
   auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), outf);
 
   ms::save_surrogate<T>(file, {&model, nullptr, nullptr, nullptr}, true);
   hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   hid_t g = H5Gcreate2(f, "oracle", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  const std::vector<hsize_t> fd{hsize_t(B), hsize_t(c.in_channels), hsize_t(H), hsize_t(W)};
-  const std::vector<hsize_t> od{hsize_t(B), hsize_t(c.out_channels), hsize_t(H), hsize_t(W)};
+  // [B, C, H, W] in 2D, [B, C, Z, H, W] in 3D.
+  std::vector<hsize_t> fd{hsize_t(B), hsize_t(c.in_channels), hsize_t(H), hsize_t(W)};
+  std::vector<hsize_t> od{hsize_t(B), hsize_t(c.out_channels), hsize_t(H), hsize_t(W)};
+  if (dim == 3) {
+    fd.insert(fd.begin() + 2, hsize_t(Z));
+    od.insert(od.begin() + 2, hsize_t(Z));
+  }
   write(g, "fields", fd, std::vector<double>(hf.data(), hf.data() + hf.size()));
   write(g, "target", od, std::vector<double>(ht.data(), ht.data() + ht.size()));
   write(g, "output", od, std::vector<double>(ho.data(), ho.data() + ho.size()));
   write(g, "loss", {1}, std::vector<double>{sse / count});
   std::vector<double> offs;
-  for (const auto& o : offsets) offs.insert(offs.end(), {double(o[0]), double(o[1])});
-  write(g, "tile_offsets", {hsize_t(B), 2}, offs);
+  for (const auto& o : offsets) {
+    offs.insert(offs.end(), {double(o[0]), double(o[1])});
+    if (dim == 3) offs.push_back(double(o[2]));
+  }
+  write(g, "tile_offsets", {hsize_t(B), hsize_t(dim)}, offs);
   hid_t gg = H5Gcreate2(g, "grads", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   for (const auto& prm : model.parameters()) {
     std::vector<hsize_t> dims(prm.shape.begin(), prm.shape.end());
@@ -118,7 +136,7 @@ void run(Precision p, bool shifted, const std::string& file) {
   H5Sclose(s);
   H5Gclose(g);
   H5Fclose(f);
-  std::printf("wrote %s (%s, %s windows, gemm path %s)\n", file.c_str(), pname.c_str(),
+  std::printf("wrote %s (%dD, %s, %s windows, gemm path %s)\n", file.c_str(), dim, pname.c_str(),
               shifted ? "shifted" : "plain", std::string(ms::to_string(ms::gemm_path(p))).c_str());
 }
 
@@ -141,6 +159,11 @@ int main(int argc, char** argv) {
           run<float>(Precision::fp32, shifted, dir + "/fp32" + tag + ".h5");
           run<float>(Precision::bf16, shifted, dir + "/bf16" + tag + ".h5");
           run<float>(Precision::fp16, shifted, dir + "/fp16" + tag + ".h5");
+          const std::string tag3 = "_3d" + tag;
+          run<double>(Precision::fp64, shifted, dir + "/fp64" + tag3 + ".h5", 3);
+          run<float>(Precision::fp32, shifted, dir + "/fp32" + tag3 + ".h5", 3);
+          run<float>(Precision::bf16, shifted, dir + "/bf16" + tag3 + ".h5", 3);
+          run<float>(Precision::fp16, shifted, dir + "/fp16" + tag3 + ".h5", 3);
         }
       } catch (const std::exception& e) {
         std::fprintf(stderr, "oracle driver: %s\n", e.what());
