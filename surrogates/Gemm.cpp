@@ -3,6 +3,7 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include <array>
+#include <chrono>
 #include <mutex>
 #include <sstream>
 
@@ -11,6 +12,7 @@ namespace mantissa::surrogates {
 namespace {
 std::array<GemmCounter, 4> g_counters{};
 std::mutex g_counter_mutex;
+bool g_timing = false;
 constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 }  // namespace
 
@@ -80,11 +82,28 @@ void reset_gemm_counters() {
   std::lock_guard<std::mutex> lock(g_counter_mutex);
   g_counters = {};
 }
-void count_gemm(GemmPath p, std::int64_t m, std::int64_t n, std::int64_t k) {
+void count_gemm(GemmPath p, std::int64_t m, std::int64_t n, std::int64_t k, double seconds) {
   std::lock_guard<std::mutex> lock(g_counter_mutex);
   auto& c = g_counters[static_cast<int>(p)];
   c.calls += 1;
   c.flops += 2.0 * double(m) * double(n) * double(k);
+  c.seconds += seconds;
+}
+void set_gemm_timing(bool on) {
+  g_timing = on;
+}
+bool gemm_timing() {
+  return g_timing;
+}
+double gemm_clock_start() {
+  if (!g_timing) return 0.0;
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double gemm_elapsed(double start) {
+  if (!g_timing) return 0.0;
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - start;
 }
 
 void check_gemm_shapes(const char* who, char ta, char tb, std::int64_t a0, std::int64_t a1, std::int64_t b0,
@@ -116,8 +135,9 @@ void gemm(char ta, char tb, T alpha, const Matrix<const T>& A, const Matrix<cons
   }
   const char tas[2] = {at ? 'T' : 'N', '\0'};
   const char tbs[2] = {(tb == 'T' || tb == 't') ? 'T' : 'N', '\0'};
+  const double t0 = gemm_clock_start();
   KokkosBlas::gemm(tas, tbs, alpha, A, B, beta, C);
-  count_gemm(GemmPath::kokkos_blas, C.extent(0), C.extent(1), k);
+  count_gemm(GemmPath::kokkos_blas, C.extent(0), C.extent(1), k, gemm_elapsed(t0));
 }
 
 template void gemm<float>(char, char, float, const Matrix<const float>&, const Matrix<const float>&, float,

@@ -40,13 +40,22 @@ std::string gemm_backends();
 
 // Calls and floating-point operations per path since the last reset, so a report can say which
 // path actually ran (not only which one would).
+// With timing on (set_gemm_timing, for benchmarks), every call is fenced before and after and
+// its wall time added to `seconds`, so flops / seconds is the rate the layers' GEMMs reach.
 struct GemmCounter {
   std::int64_t calls = 0;
   double flops = 0.0;
+  double seconds = 0.0;
 };
 GemmCounter gemm_counter(GemmPath p);
 void reset_gemm_counters();
-void count_gemm(GemmPath p, std::int64_t m, std::int64_t n, std::int64_t k);
+void count_gemm(GemmPath p, std::int64_t m, std::int64_t n, std::int64_t k, double seconds = 0.0);
+void set_gemm_timing(bool on);
+bool gemm_timing();
+// Starts a measurement when timing is on (fences first); returns a token for gemm_elapsed.
+double gemm_clock_start();
+// Seconds since gemm_clock_start (fences first), or 0 when timing is off.
+double gemm_elapsed(double start);
 
 // op(A) is m x k, op(B) k x n, C m x n. trans: 'N' or 'T'. Throws mantissa::Error on shapes.
 void check_gemm_shapes(const char* who, char ta, char tb, std::int64_t a0, std::int64_t a1, std::int64_t b0,
@@ -68,6 +77,7 @@ void gemm_portable(char ta, char tb, float alpha, const Matrix<const TL>& A, con
   const std::int64_t m = C.extent(0), n = C.extent(1), k = at ? A.extent(0) : A.extent(1);
   constexpr int kTile = 4;
   const std::int64_t mt = (m + kTile - 1) / kTile, nt = (n + kTile - 1) / kTile;
+  const double t0 = gemm_clock_start();
   Kokkos::parallel_for(
       "mantissa::surrogates::gemm_portable", Kokkos::RangePolicy<ExecSpace>(0, mt * nt),
       KOKKOS_LAMBDA(const std::int64_t t) {
@@ -90,7 +100,7 @@ void gemm_portable(char ta, char tb, float alpha, const Matrix<const TL>& A, con
             if (i < m && j < n) C(i, j) = alpha * acc[r][c] + (beta == 0.0f ? 0.0f : beta * C(i, j));
           }
       });
-  count_gemm(GemmPath::portable, m, n, k);
+  count_gemm(GemmPath::portable, m, n, k, gemm_elapsed(t0));
 }
 
 // bf16 x bf16 -> fp32 with oneDNN; A and B hold bf16 bit patterns (uint16). Host memory only.

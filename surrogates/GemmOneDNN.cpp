@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 #endif
 
 namespace mantissa::surrogates {
@@ -19,7 +20,14 @@ struct OneDnnState {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, bool, bool>;
-  std::map<Key, dnnl::matmul> cache;
+  struct Entry {
+    dnnl::matmul matmul;
+    dnnl::memory::desc scratch_md;
+  };
+  std::map<Key, Entry> cache;
+  // One scratchpad for every primitive (user mode): oneDNN's own per-call scratchpad is a fresh
+  // allocation each time, whose page faults cost more than small matmuls themselves.
+  std::vector<char> scratch;
   std::mutex mutex;
 };
 OneDnnState& state() {
@@ -54,13 +62,16 @@ void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uin
   if (it == s.cache.end()) {
     dnnl::primitive_attr attr;
     attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (accumulate) {
       dnnl::post_ops ops;
       ops.append_sum(1.0f);
       attr.set_post_ops(ops);
     }
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, s.engine);
-    it = s.cache.emplace(key, dnnl::matmul(pd)).first;
+    it = s.cache.emplace(key, OneDnnState::Entry{dnnl::matmul(pd), pd.scratchpad_desc()}).first;
+    if (s.scratch.size() < it->second.scratch_md.get_size())
+      s.scratch.resize(it->second.scratch_md.get_size());
   }
   // beta other than 0 or 1: scale C first so the sum post-op can stay 1 (one cached primitive).
   if (accumulate && beta != 1.0f) {
@@ -70,17 +81,20 @@ void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uin
         KOKKOS_LAMBDA(const std::int64_t i) { C.data()[i] *= beta; });
     Kokkos::fence();
   }
+  const double t0 = gemm_clock_start();
   dnnl::memory a_mem(a_md, s.engine, const_cast<std::uint16_t*>(A.data()));
   dnnl::memory b_mem(b_md, s.engine, const_cast<std::uint16_t*>(B.data()));
   dnnl::memory c_mem(c_md, s.engine, C.data());
   float alpha_copy = alpha;
   dnnl::memory scale_mem({{1}, dt::f32, {1}}, s.engine, &alpha_copy);
-  it->second.execute(s.stream, {{DNNL_ARG_SRC, a_mem},
-                                {DNNL_ARG_WEIGHTS, b_mem},
-                                {DNNL_ARG_DST, c_mem},
-                                {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_mem}});
+  dnnl::memory scratch_mem(it->second.scratch_md, s.engine, s.scratch.data());
+  it->second.matmul.execute(s.stream, {{DNNL_ARG_SRC, a_mem},
+                                       {DNNL_ARG_WEIGHTS, b_mem},
+                                       {DNNL_ARG_DST, c_mem},
+                                       {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_mem},
+                                       {DNNL_ARG_SCRATCHPAD, scratch_mem}});
   s.stream.wait();
-  count_gemm(GemmPath::onednn_bf16, m, n, k);
+  count_gemm(GemmPath::onednn_bf16, m, n, k, gemm_elapsed(t0));
 }
 
 #else

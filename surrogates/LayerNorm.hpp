@@ -84,16 +84,30 @@ class LayerNorm {
         });
     auto dgamma = m_dgamma;
     auto dbeta = m_dbeta;
+    // Blocks of columns, rows in order inside each (the per-column order of the sums is fixed, so
+    // results do not depend on the thread count), inner loop along a row.
+    constexpr int kSumColumns = 32;
+    const std::int64_t blocks = (d + kSumColumns - 1) / kSumColumns;
     Kokkos::parallel_for(
-        "mantissa::surrogates::LayerNorm::param_grad", Kokkos::RangePolicy<ExecSpace>(0, d),
-        KOKKOS_LAMBDA(const int j) {
-          T a = T(0), b = T(0);
+        "mantissa::surrogates::LayerNorm::param_grad", Kokkos::RangePolicy<ExecSpace>(0, blocks),
+        KOKKOS_LAMBDA(const std::int64_t blk) {
+          const int c0 = int(blk) * kSumColumns;
+          const int nc = d - c0 < kSumColumns ? d - c0 : kSumColumns;
+          T a[kSumColumns], b[kSumColumns];
+          for (int c = 0; c < kSumColumns; ++c) a[c] = b[c] = T(0);
           for (std::int64_t r = 0; r < n; ++r) {
-            a += g(r, j) * (x(r, j) - mean(r)) * rstd(r);
-            b += g(r, j);
+            const T* KOKKOS_RESTRICT gr = &g(r, c0);
+            const T* KOKKOS_RESTRICT xr = &x(r, c0);
+            const T mu = mean(r), rs = rstd(r);
+            for (int c = 0; c < nc; ++c) {
+              a[c] += gr[c] * (xr[c] - mu) * rs;
+              b[c] += gr[c];
+            }
           }
-          dgamma(j) += a;
-          dbeta(j) += b;
+          for (int c = 0; c < nc; ++c) {
+            dgamma(c0 + c) += a[c];
+            dbeta(c0 + c) += b[c];
+          }
         });
   }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mantissa::surrogates {
@@ -53,32 +54,67 @@ class Linear {
     auto b = m_b;
     auto yy = y;
     const std::int64_t cols = m_out;
+    // Row by row, so the inner loop is a contiguous copy of the bias (no index division).
     Kokkos::parallel_for(
-        "mantissa::surrogates::Linear::bias", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(y.size())),
-        KOKKOS_LAMBDA(const std::int64_t k) { yy.data()[k] = b(k % cols); });
+        "mantissa::surrogates::Linear::bias", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(y.extent(0))),
+        KOKKOS_LAMBDA(const std::int64_t r) {
+          T* KOKKOS_RESTRICT row = &yy(r, 0);
+          const T* KOKKOS_RESTRICT bias = b.data();
+          for (std::int64_t c = 0; c < cols; ++c) row[c] = bias[c];
+        });
+    if constexpr (std::is_same<T, float>::value) {
+      if (rounds_without_scaling(ctx.compute)) {
+        m_xr.round(ctx.compute, x, "mantissa::surrogates::Linear::x_rounded");
+        m_wr.round(ctx.compute, m_w, "mantissa::surrogates::Linear::w_rounded");
+        gemm_rounded(ctx.compute, 'N', 'T', 1.0f, m_xr, m_wr, 1.0f, y);
+        return;
+      }
+    }
     m_mm.run(ctx.compute, 'N', 'T', T(1), x, {&m_sx, OperandKind::activation}, m_w,
              {&m_sw, OperandKind::weight}, T(1), y);
   }
 
   // Accumulates dW, db; writes dx when need_dx (the first layer does not need it).
   void backward(const Context& ctx, const Matrix<T>& dy, Matrix<T>& dx, bool need_dx = true) {
-    if (need_dx) {
-      ensure_shape(dx, "mantissa::surrogates::Linear::" + m_name + ".dx", dy.extent(0), m_in);
-      m_mm.run(ctx.compute, 'N', 'N', T(1), dy, {&m_sdy, OperandKind::gradient}, m_w,
-               {&m_sw, OperandKind::weight}, T(0), dx);
+    if (need_dx) ensure_shape(dx, "mantissa::surrogates::Linear::" + m_name + ".dx", dy.extent(0), m_in);
+    bool done = false;
+    if constexpr (std::is_same<T, float>::value) {
+      if (rounds_without_scaling(ctx.compute)) {
+        // x and W as rounded by forward (same step, same weights), dy rounded once for both.
+        m_dyr.round(ctx.compute, dy, "mantissa::surrogates::Linear::dy_rounded");
+        if (need_dx) gemm_rounded(ctx.compute, 'N', 'N', 1.0f, m_dyr, m_wr, 0.0f, dx);
+        gemm_rounded(ctx.compute, 'T', 'N', 1.0f, m_dyr, m_xr, 1.0f, m_dw);
+        done = true;
+      }
     }
-    m_mm.run(ctx.compute, 'T', 'N', T(1), dy, {&m_sdy, OperandKind::gradient}, m_x,
-             {&m_sx, OperandKind::activation}, T(1), m_dw);
-    auto db = m_db;
-    auto g = dy;
-    const std::int64_t rows = dy.extent(0);
-    // Column sums in a fixed order (no atomics), so results do not depend on the thread count.
+    if (!done) {
+      if (need_dx)
+        m_mm.run(ctx.compute, 'N', 'N', T(1), dy, {&m_sdy, OperandKind::gradient}, m_w,
+                 {&m_sw, OperandKind::weight}, T(0), dx);
+      m_mm.run(ctx.compute, 'T', 'N', T(1), dy, {&m_sdy, OperandKind::gradient}, m_x,
+               {&m_sx, OperandKind::activation}, T(1), m_dw);
+    }
+    column_sums_into(dy, m_db);
+  }
+
+  // db += column sums of g, in a fixed order per column (no atomics, so results do not depend on
+  // the thread count); blocks of kSumColumns columns, so the inner loop runs along a row.
+  static void column_sums_into(const Matrix<T>& g, const Vector<T>& db) {
+    constexpr int kSumColumns = 32;
+    const std::int64_t rows = g.extent(0), cols = g.extent(1);
+    const std::int64_t blocks = (cols + kSumColumns - 1) / kSumColumns;
     Kokkos::parallel_for(
-        "mantissa::surrogates::Linear::bias_grad", Kokkos::RangePolicy<ExecSpace>(0, m_out),
-        KOKKOS_LAMBDA(const int o) {
-          T s = T(0);
-          for (std::int64_t r = 0; r < rows; ++r) s += g(r, o);
-          db(o) += s;
+        "mantissa::surrogates::Linear::bias_grad", Kokkos::RangePolicy<ExecSpace>(0, blocks),
+        KOKKOS_LAMBDA(const std::int64_t blk) {
+          const std::int64_t c0 = blk * kSumColumns;
+          const int nc = int(cols - c0 < kSumColumns ? cols - c0 : kSumColumns);
+          T s[kSumColumns];
+          for (int c = 0; c < kSumColumns; ++c) s[c] = T(0);
+          for (std::int64_t r = 0; r < rows; ++r) {
+            const T* KOKKOS_RESTRICT row = &g(r, c0);
+            for (int c = 0; c < nc; ++c) s[c] += row[c];
+          }
+          for (int c = 0; c < nc; ++c) db(c0 + c) += s[c];
         });
   }
 
@@ -105,6 +141,7 @@ class Linear {
   Vector<T> m_b, m_db;
   Matrix<T> m_x;
   Matmul<T> m_mm;
+  RoundedOperand m_xr, m_wr, m_dyr;
   DelayedScaling m_sx{448.0f}, m_sw{448.0f}, m_sdy{57344.0f};
 };
 

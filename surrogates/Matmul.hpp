@@ -73,10 +73,11 @@ class Matmul {
         quantize_float(p, fa.kind, A, sa, m_af, "mantissa::surrogates::Matmul::af");
         quantize_float(p, fb.kind, B, sb, m_bf, "mantissa::surrogates::Matmul::bf");
         if (path == GemmPath::fp32_embedded) {
+          const double t0 = gemm_clock_start();
           gemm<float>(ta, tb, a, m_af, m_bf, beta, C);
           // Count under the path that names the arithmetic, not only the BLAS call underneath.
           count_gemm(GemmPath::fp32_embedded, C.extent(0), C.extent(1),
-                     (ta == 'T' || ta == 't') ? A.extent(0) : A.extent(1));
+                     (ta == 'T' || ta == 't') ? A.extent(0) : A.extent(1), gemm_elapsed(t0));
         } else {
           gemm_portable<float>(ta, tb, a, m_af, m_bf, beta, C);
         }
@@ -100,23 +101,30 @@ class Matmul {
   // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
   // inside a private or protected member function; not part of the interface.
  public:
+  // One loop per format (the format is not a run-time branch inside the loop), so the bf16 one,
+  // the hot one, is a plain vectorisable loop.
   static void quantize_bits(Precision p, OperandKind kind, const Matrix<T>& X, float s,
                             Matrix<std::uint16_t>& out, const char* label) {
     ensure_shape(out, label, X.extent(0), X.extent(1));
     auto o = out;
     const auto x = X;
-    const std::int64_t n = X.size();
-    const int mode = p == Precision::bf16 ? 0 : (detail::use_e5m2(p, kind) ? 2 : 1);
-    Kokkos::parallel_for(
-        "mantissa::surrogates::Matmul::quantize_bits", Kokkos::RangePolicy<ExecSpace>(0, n),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          const float v = float(x.data()[i]) * s;
-          // fp8 values are exact in bf16: round to fp8 first, then the bf16 pattern is exact.
-          const float r = mode == 0   ? v
-                          : mode == 1 ? detail::round_through<fp8_e4m3>(v)
-                                      : detail::round_through<fp8_e5m2>(v);
-          o.data()[i] = bf16(r).bits();
-        });
+    const auto policy = Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(X.size()));
+    // fp8 values are exact in bf16: round to fp8 first, then the bf16 pattern is exact.
+    if (p == Precision::bf16) {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_bits_bf16", policy,
+          KOKKOS_LAMBDA(const std::int64_t i) { o.data()[i] = bf16(float(x.data()[i]) * s).bits(); });
+    } else if (detail::use_e5m2(p, kind)) {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_bits_e5m2", policy, KOKKOS_LAMBDA(const std::int64_t i) {
+            o.data()[i] = bf16(detail::round_through<fp8_e5m2>(float(x.data()[i]) * s)).bits();
+          });
+    } else {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_bits_e4m3", policy, KOKKOS_LAMBDA(const std::int64_t i) {
+            o.data()[i] = bf16(detail::round_through<fp8_e4m3>(float(x.data()[i]) * s)).bits();
+          });
+    }
   }
 
   static void quantize_float(Precision p, OperandKind kind, const Matrix<T>& X, float s, Matrix<float>& out,
@@ -124,23 +132,72 @@ class Matmul {
     ensure_shape(out, label, X.extent(0), X.extent(1));
     auto o = out;
     const auto x = X;
-    const std::int64_t n = X.size();
-    const int mode =
-        p == Precision::bf16 ? 0 : (p == Precision::fp16 ? 3 : (detail::use_e5m2(p, kind) ? 2 : 1));
-    Kokkos::parallel_for(
-        "mantissa::surrogates::Matmul::quantize_float", Kokkos::RangePolicy<ExecSpace>(0, n),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          const float v = float(x.data()[i]) * s;
-          o.data()[i] = mode == 0   ? detail::round_through<bf16>(v)
-                        : mode == 3 ? detail::round_through<fp16>(v)
-                        : mode == 1 ? detail::round_through<fp8_e4m3>(v)
-                                    : detail::round_through<fp8_e5m2>(v);
-        });
+    const auto policy = Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(X.size()));
+    if (p == Precision::bf16) {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_float_bf16", policy, KOKKOS_LAMBDA(const std::int64_t i) {
+            o.data()[i] = detail::round_through<bf16>(float(x.data()[i]) * s);
+          });
+    } else if (p == Precision::fp16) {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_float_fp16", policy, KOKKOS_LAMBDA(const std::int64_t i) {
+            o.data()[i] = detail::round_through<fp16>(float(x.data()[i]) * s);
+          });
+    } else if (detail::use_e5m2(p, kind)) {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_float_e5m2", policy, KOKKOS_LAMBDA(const std::int64_t i) {
+            o.data()[i] = detail::round_through<fp8_e5m2>(float(x.data()[i]) * s);
+          });
+    } else {
+      Kokkos::parallel_for(
+          "mantissa::surrogates::Matmul::quantize_float_e4m3", policy, KOKKOS_LAMBDA(const std::int64_t i) {
+            o.data()[i] = detail::round_through<fp8_e4m3>(float(x.data()[i]) * s);
+          });
+    }
   }
 
  private:
   Matrix<std::uint16_t> m_a16, m_b16;
   Matrix<float> m_af, m_bf;
 };
+
+// An fp32 operand rounded once to a 16-bit compute precision (bf16 or fp16; no scaling state)
+// and kept, so a layer reuses it in several GEMMs: the input and weight of the forward GEMM in
+// the two backward GEMMs, the output gradient in both backward GEMMs. This is what autocast does
+// (the cast copies are saved for backward); the values are those Matmul::run would round.
+struct RoundedOperand {
+  Matrix<std::uint16_t> bits;  // bf16 patterns (onednn_bf16 path)
+  Matrix<float> values;        // rounded values in fp32 (fp32_embedded, portable paths)
+  void round(Precision p, const Matrix<float>& x, const char* label) {
+    if (gemm_path(p) == GemmPath::onednn_bf16)
+      Matmul<float>::quantize_bits(p, OperandKind::activation, x, 1.0f, bits, label);
+    else
+      Matmul<float>::quantize_float(p, OperandKind::activation, x, 1.0f, values, label);
+  }
+};
+
+// Whether a compute precision rounds operands without scaling state on a path that takes
+// pre-rounded operands (oneDNN bf16, fp32-embedded BLAS), so RoundedOperand applies; other
+// paths (portable, vendor libraries) go through Matmul::run.
+inline bool rounds_without_scaling(Precision p) {
+  if (p != Precision::bf16 && p != Precision::fp16) return false;
+  const GemmPath path = gemm_path(p);
+  return path == GemmPath::onednn_bf16 || path == GemmPath::fp32_embedded;
+}
+
+// C = alpha * op(A) * op(B) + beta * C on operands rounded by RoundedOperand::round, on the paths
+// rounds_without_scaling admits.
+inline void gemm_rounded(Precision p, char ta, char tb, float alpha, const RoundedOperand& A,
+                         const RoundedOperand& B, float beta, const Matrix<float>& C) {
+  const GemmPath path = gemm_path(p);
+  if (path == GemmPath::onednn_bf16) {
+    gemm_onednn_bf16(ta, tb, alpha, A.bits, B.bits, beta, C);
+  } else {
+    const double t0 = gemm_clock_start();
+    gemm<float>(ta, tb, alpha, A.values, B.values, beta, C);
+    count_gemm(GemmPath::fp32_embedded, C.extent(0), C.extent(1),
+               (ta == 'T' || ta == 't') ? A.values.extent(0) : A.values.extent(1), gemm_elapsed(t0));
+  }
+}
 
 }  // namespace mantissa::surrogates

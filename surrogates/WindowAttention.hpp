@@ -8,12 +8,18 @@
 // (every exponent is <= 0) whatever the precision; probabilities are kept for the backward:
 //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),  dQ = s dS K,  dK = s dS^T Q,
 // with s = 1/sqrt(dh). One thread per (window, head, row); windows hold at most max_size tokens.
+// K and V are first gathered per (window, head) into transposed blocks [dh, max_size], so the
+// score rows (Q K^T and dO V^T) are sums of channel-scaled contiguous rows: every inner loop runs
+// over contiguous memory with no reduction and vectorises (a dot product per score would be a
+// serial reduction the compiler may not reorder). The windows are ragged (cut at tile edges,
+// token lists rather than strides), which is why these are loops and not batched BLAS calls.
 //
 // Under 16- and 8-bit compute the q, k, v and dO operands are rounded to bf16 (fp16 for fp16
 // compute) and the products accumulate in fp32, as the attention GEMMs of mixed-precision
 // training do; fp8 recipes keep attention in 16-bit (Micikevicius et al., arXiv:2209.05433).
 #include <mantissa/core/LowPrecision.hpp>
 #include <surrogates/TokenLayout.hpp>
+#include <surrogates/detail/FastMath.hpp>
 
 #include <string>
 
@@ -26,20 +32,15 @@ constexpr int kMaxWindowTokens = 1024;
 constexpr int kMaxHeadDim = 256;
 
 namespace detail {
-// Dot product with four independent partial sums, so the compiler can keep several lanes busy
-// (a single running sum is a serial dependency it may not reorder).
-template <class T, class A, class B>
-KOKKOS_INLINE_FUNCTION T dot4(const A& a, std::int64_t ia, const B& b, std::int64_t ib, int n) {
-  T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
-  int c = 0;
-  for (; c + 3 < n; c += 4) {
-    s0 += a[ia + c] * b[ib + c];
-    s1 += a[ia + c + 1] * b[ib + c + 1];
-    s2 += a[ia + c + 2] * b[ib + c + 2];
-    s3 += a[ia + c + 3] * b[ib + c + 3];
-  }
-  for (; c < n; ++c) s0 += a[ia + c] * b[ib + c];
-  return (s0 + s1) + (s2 + s3);
+// exp for the softmax, whose arguments are <= 0: math::exp, except for fp32 on hosts, where a
+// polynomial that the compiler can vectorise replaces the libm call (see FastMath.hpp).
+template <class T>
+KOKKOS_INLINE_FUNCTION T softmax_exp(T x) {
+  return math::exp(x);
+}
+template <>
+KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
+  return exp_nonpositive(x);
 }
 }  // namespace detail
 
@@ -68,8 +69,10 @@ class WindowAttention {
                   std::to_string(kMaxWindowTokens) + "; use a smaller surrogate.window");
     const std::int64_t probs = std::int64_t(win.count) * m_heads * wmax * wmax;
     ensure_size(m_p, "mantissa::surrogates::WindowAttention::probabilities", probs);
+    gather_transposed(win, m_qkv, m_heads, m_d, m_kt, m_vt);
     auto P = m_p;
     auto qkv = m_qkv;
+    auto Kt = m_kt;
     auto o = out;
     auto offs = win.offsets;
     auto mem = win.members;
@@ -83,32 +86,36 @@ class WindowAttention {
           const int begin = offs(w), size = offs(w + 1) - offs(w);
           if (i >= size) return;
           const int ti = mem(begin + i);
-          T* p = &P(((w * H + h) * wmax + i) * wmax);
+          T* KOKKOS_RESTRICT p = &P(((w * H + h) * wmax + i) * wmax);
           const T* row = qkv.data();
           const int ld = 3 * D;
-          T mx = T(0);
-          for (int j = 0; j < size; ++j) {
-            const int tj = mem(begin + j);
-            const T s = scale * detail::dot4<T>(row, std::int64_t(ti) * ld + h * dh, row,
-                                                std::int64_t(tj) * ld + D + h * dh, dh);
-            p[j] = s;
-            mx = (j == 0 || s > mx) ? s : mx;
+          const T* KOKKOS_RESTRICT q = row + std::int64_t(ti) * ld + h * dh;
+          const T* KOKKOS_RESTRICT kt = &Kt((w * H + h) * dh * wmax);
+          for (int j = 0; j < size; ++j) p[j] = T(0);
+          for (int c = 0; c < dh; ++c) {
+            const T qc = q[c];
+            const T* KOKKOS_RESTRICT k = kt + c * wmax;
+            for (int j = 0; j < size; ++j) p[j] += qc * k[j];
           }
+          T mx = scale * p[0];
+          for (int j = 0; j < size; ++j) {
+            p[j] *= scale;
+            mx = p[j] > mx ? p[j] : mx;
+          }
+          for (int j = 0; j < size; ++j) p[j] = detail::softmax_exp(p[j] - mx);
           T sum = T(0);
-          for (int j = 0; j < size; ++j) {
-            p[j] = math::exp(p[j] - mx);
-            sum += p[j];
-          }
+          for (int j = 0; j < size; ++j) sum += p[j];
           const T inv = T(1) / sum;
           T acc[kMaxHeadDim];
           for (int c = 0; c < dh; ++c) acc[c] = T(0);
           for (int j = 0; j < size; ++j) {
             p[j] *= inv;
             const T pj = p[j];
-            const T* v = row + std::int64_t(mem(begin + j)) * ld + 2 * D + h * dh;
+            const T* KOKKOS_RESTRICT v = row + std::int64_t(mem(begin + j)) * ld + 2 * D + h * dh;
             for (int c = 0; c < dh; ++c) acc[c] += pj * v[c];
           }
-          for (int c = 0; c < dh; ++c) o(ti, h * dh + c) = acc[c];
+          T* KOKKOS_RESTRICT out_row = &o(ti, h * dh);
+          for (int c = 0; c < dh; ++c) out_row[c] = acc[c];
         });
   }
 
@@ -123,6 +130,7 @@ class WindowAttention {
     auto P = m_p;
     auto dS = m_ds;
     auto qkv = m_qkv;
+    auto Vt = m_vt;
     auto g = dqkv;
     auto offs = win.offsets;
     auto mem = win.members;
@@ -136,28 +144,30 @@ class WindowAttention {
           const int begin = offs(w), size = offs(w + 1) - offs(w);
           if (i >= size) return;
           const int ti = mem(begin + i);
-          const T* p = &P(((w * H + h) * wmax + i) * wmax);
-          T* ds = &dS(((w * H + h) * wmax + i) * wmax);
+          const T* KOKKOS_RESTRICT p = &P(((w * H + h) * wmax + i) * wmax);
+          T* KOKKOS_RESTRICT ds = &dS(((w * H + h) * wmax + i) * wmax);
           const T* row = qkv.data();
-          const T* drow = dO.data();
           const int ld = 3 * D;
-          T dot = T(0);
-          for (int j = 0; j < size; ++j) {
-            const int tj = mem(begin + j);
-            const T dp = detail::dot4<T>(drow, std::int64_t(ti) * D + h * dh, row,
-                                         std::int64_t(tj) * ld + 2 * D + h * dh, dh);
-            ds[j] = dp;
-            dot += p[j] * dp;
+          const T* KOKKOS_RESTRICT d = dO.data() + std::int64_t(ti) * D + h * dh;
+          const T* KOKKOS_RESTRICT vt = &Vt((w * H + h) * dh * wmax);
+          for (int j = 0; j < size; ++j) ds[j] = T(0);
+          for (int c = 0; c < dh; ++c) {
+            const T dc = d[c];
+            const T* KOKKOS_RESTRICT v = vt + c * wmax;
+            for (int j = 0; j < size; ++j) ds[j] += dc * v[j];
           }
+          T dot = T(0);
+          for (int j = 0; j < size; ++j) dot += p[j] * ds[j];
+          for (int j = 0; j < size; ++j) ds[j] = p[j] * (ds[j] - dot);
           T acc[kMaxHeadDim];
           for (int c = 0; c < dh; ++c) acc[c] = T(0);
           for (int j = 0; j < size; ++j) {
-            ds[j] = p[j] * (ds[j] - dot);
             const T dj = ds[j];
-            const T* k = row + std::int64_t(mem(begin + j)) * ld + D + h * dh;
+            const T* KOKKOS_RESTRICT k = row + std::int64_t(mem(begin + j)) * ld + D + h * dh;
             for (int c = 0; c < dh; ++c) acc[c] += dj * k[c];
           }
-          for (int c = 0; c < dh; ++c) g(ti, h * dh + c) = scale * acc[c];
+          T* KOKKOS_RESTRICT dq = &g(ti, h * dh);
+          for (int c = 0; c < dh; ++c) dq[c] = scale * acc[c];
         });
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_columns", policy,
@@ -192,6 +202,34 @@ class WindowAttention {
   // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
   // inside a private or protected member function; not part of the interface.
  public:
+  // K and V of every (window, head) as [dh, max_size] blocks (columns past a window's size unset).
+  static void gather_transposed(const Windows& win, const Matrix<T>& qkv, int H, int D, Vector<T>& kt,
+                                Vector<T>& vt) {
+    const std::int64_t wmax = win.max_size;
+    const int dh = D / H;
+    const std::int64_t total = std::int64_t(win.count) * H * dh * wmax;
+    ensure_size(kt, "mantissa::surrogates::WindowAttention::k_transposed", total);
+    ensure_size(vt, "mantissa::surrogates::WindowAttention::v_transposed", total);
+    auto K = kt;
+    auto V = vt;
+    auto offs = win.offsets;
+    auto mem = win.members;
+    Kokkos::parallel_for(
+        "mantissa::surrogates::WindowAttention::gather_transposed",
+        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * wmax),
+        KOKKOS_LAMBDA(const std::int64_t idx) {
+          const std::int64_t j = idx % wmax, h = (idx / wmax) % H, w = idx / (wmax * H);
+          const int begin = offs(w), size = offs(w + 1) - offs(w);
+          if (j >= size) return;
+          const T* KOKKOS_RESTRICT src = &qkv(mem(begin + j), 0);
+          const std::int64_t base = (w * H + h) * dh * wmax + j;
+          for (int c = 0; c < dh; ++c) {
+            K(base + c * wmax) = src[D + h * dh + c];
+            V(base + c * wmax) = src[2 * D + h * dh + c];
+          }
+        });
+  }
+
   // The operand as the compute precision sees it: itself in fp32/fp64, else a rounded copy.
   static Matrix<T> rounded(Precision p, const Matrix<T>& x, Matrix<T>& buffer, const char* label) {
     if (p == Precision::fp32 || p == Precision::fp64) return x;
@@ -212,7 +250,7 @@ class WindowAttention {
   Precision m_compute = Precision::fp32;
   Windows m_win;
   Matrix<T> m_qkv, m_qkv_round, m_dout_round;
-  Vector<T> m_p, m_ds;
+  Vector<T> m_p, m_ds, m_kt, m_vt;
 };
 
 }  // namespace mantissa::surrogates

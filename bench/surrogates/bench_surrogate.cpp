@@ -1,7 +1,9 @@
 // Surrogate speed: training step time and inference throughput (patches/s, GFLOP/s) per
 // precision for a stated model, the identical PyTorch model on the same threads measured in the
 // same run (bench_surrogate_torch.py), and the BLAS / oneDNN GEMM peak measured here too.
-//   usage: bench_surrogate [n=128] [reps=3]      threads: OMP_NUM_THREADS
+//   usage: bench_surrogate [n=128] [reps=3] [precisions=fp64,fp32,bf16,fp16,fp8_e4m3] [torch=1]
+//   threads: OMP_NUM_THREADS (pin with OMP_PROC_BIND=true). torch=0 skips the PyTorch peer
+//   (for profiling one precision).
 #include <surrogates/Dataset.hpp>
 #include <surrogates/Patches.hpp>
 #include <surrogates/Trainer.hpp>
@@ -14,7 +16,9 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace ms = mantissa::surrogates;
 using mantissa::Precision;
@@ -57,6 +61,15 @@ int main(int argc, char** argv) {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const int n = argc > 1 ? std::atoi(argv[1]) : 128;
     const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
+    std::vector<Precision> precisions;
+    {
+      std::stringstream list(argc > 3 ? argv[3] : "fp64,fp32,bf16,fp16,fp8_e4m3");
+      std::string item;
+      while (std::getline(list, item, ','))
+        for (Precision p : mantissa::all_precisions())
+          if (mantissa::to_string(p) == item) precisions.push_back(p);
+    }
+    const bool torch = argc > 4 ? std::atoi(argv[4]) != 0 : true;
     const int threads = Kokkos::DefaultExecutionSpace::concurrency();
     ms::ModelConfig c;
     c.dim = 2;
@@ -86,13 +99,19 @@ int main(int argc, char** argv) {
     }
     const auto norm = ds.normalization();
     const double blas = blas_gflops(1024, 5), dnnl = onednn_gflops(1024, 5);
-    std::printf("  GEMM peak (1024^3): BLAS sgemm %.1f GFLOP/s, oneDNN bf16 %.1f GFLOP/s\n", blas, dnnl);
+    std::printf("  GEMM peak (1024^3, this run): BLAS sgemm %.1f GFLOP/s, oneDNN bf16 %.1f GFLOP/s\n", blas,
+                dnnl);
 
-    std::map<std::string, double> train_s, infer_s, gemm_frac;
-    for (Precision p :
-         {Precision::fp64, Precision::fp32, Precision::bf16, Precision::fp16, Precision::fp8_e4m3}) {
+    struct Result {
+      double train_s = 0, infer_s = 0, gemm_rate = 0, gemm_share_train = 0, gemm_share_infer = 0;
+    };
+    std::map<std::string, Result> res;
+    double flops_token = 0.0;
+    std::int64_t tokens1 = 0;
+    for (Precision p : precisions) {
       auto run = [&](auto tag) {
         using T = decltype(tag);
+        const std::string name(mantissa::to_string(p));
         ms::Model<T> model(c);
         ms::OptimizerConfig oc;
         ms::Trainer<T> trainer(model, oc, p, MPI_COMM_SELF);
@@ -100,48 +119,61 @@ int main(int argc, char** argv) {
         ms::Matrix<T> in, out, in1, out1, pred;
         ds.make_batch({0, 1}, norm, c, layout, in, out);
         ds.make_batch({0}, norm, c, l1, in1, out1);
+        flops_token = model.forward_flops_per_token();
+        tokens1 = l1.num_tokens();
+        Result& r = res[name];
+        // Each timed loop follows a warm-up of the same shape (buffers are sized on first use);
+        // then one more call with every GEMM fenced and timed gives the layers' GEMM rate and the
+        // GEMM share of the time, kept out of the timings themselves.
+        const auto path = ms::gemm_path(p);
         trainer.step(layout, in, out);
         Kokkos::fence();
         auto t0 = Clock::now();
-        for (int r = 0; r < reps; ++r) trainer.step(layout, in, out);
+        for (int i = 0; i < reps; ++i) trainer.step(layout, in, out);
         Kokkos::fence();
-        train_s[std::string(mantissa::to_string(p))] = seconds_since(t0) / reps;
-        model.forward(ms::Context{p}, l1, in1, pred);
-        Kokkos::fence();
+        r.train_s = seconds_since(t0) / reps;
+        ms::set_gemm_timing(true);
         ms::reset_gemm_counters();
         t0 = Clock::now();
-        for (int r = 0; r < reps; ++r) model.forward(ms::Context{p}, l1, in1, pred);
+        trainer.step(layout, in, out);
         Kokkos::fence();
-        const double t = seconds_since(t0) / reps;
-        infer_s[std::string(mantissa::to_string(p))] = t;
-        const auto path = ms::gemm_path(p);
-        const auto cnt = ms::gemm_counter(path);
+        const double ts = seconds_since(t0);
+        const auto ct = ms::gemm_counter(path);
+        ms::set_gemm_timing(false);
+
+        model.forward(ms::Context{p}, l1, in1, pred);
+        Kokkos::fence();
+        t0 = Clock::now();
+        for (int i = 0; i < reps; ++i) model.forward(ms::Context{p}, l1, in1, pred);
+        Kokkos::fence();
+        r.infer_s = seconds_since(t0) / reps;
+        ms::set_gemm_timing(true);
+        ms::reset_gemm_counters();
+        t0 = Clock::now();
+        model.forward(ms::Context{p}, l1, in1, pred);
+        Kokkos::fence();
+        const double ti = seconds_since(t0);
+        const auto ci = ms::gemm_counter(path);
+        ms::set_gemm_timing(false);
+        r.gemm_rate = (ct.flops + ci.flops) / (ct.seconds + ci.seconds) / 1e9;
+        r.gemm_share_train = ct.seconds / ts;
+        r.gemm_share_infer = ci.seconds / ti;
+        const double peak = path == ms::GemmPath::onednn_bf16 ? dnnl : blas;
         std::printf(
-            "  %-9s train step %8.3f s   inference %8.4f s = %9.0f patches/s, %6.1f GFLOP/s (GEMM path %s, "
-            "%lld calls)\n",
-            std::string(mantissa::to_string(p)).c_str(), train_s[std::string(mantissa::to_string(p))], t,
-            double(l1.num_tokens()) / t, model.forward_flops_per_token() * l1.num_tokens() / t / 1e9,
-            std::string(ms::to_string(path)).c_str(), (long long)(cnt.calls / reps));
+            "  %-9s train step %8.4f s (%5.1f GFLOP/s)   inference %8.4f s = %8.0f patches/s, %6.1f GFLOP/s\n"
+            "            GEMMs (%s, %lld calls/inference): %6.1f GFLOP/s = %3.0f%% of the %s peak, %2.0f%% "
+            "of train time, %2.0f%% of inference time\n",
+            name.c_str(), r.train_s, 3.0 * flops_token * layout.num_tokens() / r.train_s / 1e9, r.infer_s,
+            double(tokens1) / r.infer_s, flops_token * tokens1 / r.infer_s / 1e9,
+            std::string(ms::to_string(path)).c_str(), (long long)ci.calls, r.gemm_rate,
+            100.0 * r.gemm_rate / peak, path == ms::GemmPath::onednn_bf16 ? "oneDNN bf16" : "sgemm",
+            100.0 * r.gemm_share_train, 100.0 * r.gemm_share_infer);
+        std::fflush(stdout);
       };
       if (p == Precision::fp64)
         run(double{});
       else
         run(float{});
-    }
-    // GEMM share of the inference time in fp32: time the same GEMM shapes alone.
-    {
-      const std::int64_t N = c.global_patches[0] * c.global_patches[1];
-      auto X = ms::make_matrix<float>("bench::X", N, 1024),
-           W = ms::make_matrix<float>("bench::W", 1024, 1024),
-           Y = ms::make_matrix<float>("bench::Y", N, 1024);
-      Kokkos::deep_copy(X, 0.1f);
-      Kokkos::deep_copy(W, 0.1f);
-      ms::gemm<float>('N', 'T', 1.0f, X, W, 0.0f, Y);
-      const auto t0 = Clock::now();
-      for (int r = 0; r < 5; ++r) ms::gemm<float>('N', 'T', 1.0f, X, W, 0.0f, Y);
-      const double g = 2.0 * N * 1024.0 * 1024.0 * 5 / seconds_since(t0) / 1e9;
-      std::printf("  model-shaped GEMM (%lld x 1024 x 1024, fp32): %.1f GFLOP/s = %.0f%% of BLAS peak\n",
-                  (long long)N, g, 100.0 * g / blas);
     }
     // The PyTorch peer, same model, same threads, same run.
     char cmd[2048];
@@ -152,7 +184,7 @@ int main(int argc, char** argv) {
         "\"reps\": %d}'",
         MANTISSA_BENCH_PYTHON, MANTISSA_BENCH_TORCH_SCRIPT, threads, c.embed, c.heads, c.layers, c.window,
         c.patch, n, batch, c.mlp_hidden, reps);
-    std::FILE* pipe = popen(cmd, "r");
+    std::FILE* pipe = torch ? popen(cmd, "r") : nullptr;
     char line[4096] = {0};
     std::string json;
     while (pipe && std::fgets(line, sizeof(line), pipe)) json += line;
@@ -161,16 +193,28 @@ int main(int argc, char** argv) {
       const auto k = json.find("\"" + key + "\"");
       return k == std::string::npos ? -1.0 : std::atof(json.c_str() + json.find(':', k) + 1);
     };
-    std::printf("  PyTorch (python3-torch, same model, %d threads):\n", threads);
+    if (torch)
+      std::printf("  PyTorch %s(same model, %d threads, same run; bf16 = CPU autocast):\n",
+                  json.empty() ? "(did not run) " : "", threads);
     for (const char* p : {"fp32", "bf16"}) {
+      if (!torch) break;
       const double tt = field(std::string(p) + "_train_s"), ti = field(std::string(p) + "_infer_s");
       std::printf(
-          "  %-9s train step %8.3f s   inference %8.4f s   mantissa/PyTorch speed: train %.2fx, inference "
-          "%.2fx\n",
-          p, tt, ti, tt / train_s[p], ti / infer_s[p]);
+          "  %-9s train step %8.4f s (%5.1f GFLOP/s)   inference %8.4f s = %8.0f patches/s, %6.1f GFLOP/s", p,
+          tt, 3.0 * flops_token * batch * tokens1 / tt / 1e9, ti, double(tokens1) / ti,
+          flops_token * tokens1 / ti / 1e9);
+      if (res.count(p))
+        std::printf("\n            mantissa/PyTorch speed: train %.2fx, inference %.2fx\n",
+                    tt / res[p].train_s, ti / res[p].infer_s);
+      else
+        std::printf("\n");
     }
-    std::printf("  mantissa bf16 vs own fp32: train %.2fx, inference %.2fx\n",
-                train_s["fp32"] / train_s["bf16"], infer_s["fp32"] / infer_s["bf16"]);
+    if (torch && res.count("fp32") && res.count("bf16"))
+      std::printf(
+          "  mantissa bf16 vs own fp32: train %.2fx, inference %.2fx   (PyTorch bf16 vs fp32: %.2fx, "
+          "%.2fx)\n",
+          res["fp32"].train_s / res["bf16"].train_s, res["fp32"].infer_s / res["bf16"].infer_s,
+          field("fp32_train_s") / field("bf16_train_s"), field("fp32_infer_s") / field("bf16_infer_s"));
   }
   MPI_Finalize();
   return 0;
