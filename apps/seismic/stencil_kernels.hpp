@@ -114,38 +114,30 @@ KOKKOS_INLINE_FUNCTION T first_derivative(const View& v, int axis, int k, int j,
   return s;
 }
 
-// The Laplacian at (k, j, i): one fused loop over the radius, axes in the fixed order x, y, z,
-// so every point is computed with the same operations whatever the decomposition.
+// The Laplacian at (k, j, i). Every form of it in the code (this one, laplacian_flat below and
+// the host row kernel in detail/HostStencil.hpp) adds the same terms in the same order: the
+// centre, then the x pairs for m = 1..R, the y pairs, the z pairs, one rounding per addition.
+// So a point's value does not depend on which kernel computed it or on the decomposition.
 template <int R, class T, class View>
 KOKKOS_INLINE_FUNCTION T laplacian(const View& v, int k, int j, int i, const StencilWeights<T, R>& w) {
   T s = w.center * T(v(k, j, i));
-  if (w.dim == 3) {
-    for (int m = 1; m <= R; ++m)
-      s += w.d2[0][m] * (T(v(k, j, i - m)) + T(v(k, j, i + m))) +
-           w.d2[1][m] * (T(v(k, j - m, i)) + T(v(k, j + m, i))) +
-           w.d2[2][m] * (T(v(k - m, j, i)) + T(v(k + m, j, i)));
-  } else {
-    for (int m = 1; m <= R; ++m)
-      s += w.d2[0][m] * (T(v(k, j, i - m)) + T(v(k, j, i + m))) +
-           w.d2[1][m] * (T(v(k, j - m, i)) + T(v(k, j + m, i)));
-  }
+  for (int m = 1; m <= R; ++m) s = s + w.d2[0][m] * (T(v(k, j, i - m)) + T(v(k, j, i + m)));
+  for (int m = 1; m <= R; ++m) s = s + w.d2[1][m] * (T(v(k, j - m, i)) + T(v(k, j + m, i)));
+  if (w.dim == 3)
+    for (int m = 1; m <= R; ++m) s = s + w.d2[2][m] * (T(v(k - m, j, i)) + T(v(k + m, j, i)));
   return s;
 }
 
-// The Laplacian on a flat array (x contiguous, strides sy and sz), for the hot interior
-// kernel: the same arithmetic, in the same order, as laplacian() above (so interior points
-// do not depend on which of the two computes them), without View index arithmetic in the
-// inner loop.
+// The Laplacian on a flat array (x contiguous, strides sy and sz), for the device's interior
+// kernel: the same arithmetic, in the same order, as laplacian() above, without View index
+// arithmetic in the inner loop.
 template <int R, int Dim, class T, class S>
 KOKKOS_INLINE_FUNCTION T laplacian_flat(const S* p, long x, long sy, long sz, const StencilWeights<T, R>& w) {
   T s = w.center * T(p[x]);
-  for (int m = 1; m <= R; ++m) {
-    if (Dim == 3)
-      s += w.d2[0][m] * (T(p[x - m]) + T(p[x + m])) + w.d2[1][m] * (T(p[x - m * sy]) + T(p[x + m * sy])) +
-           w.d2[2][m] * (T(p[x - m * sz]) + T(p[x + m * sz]));
-    else
-      s += w.d2[0][m] * (T(p[x - m]) + T(p[x + m])) + w.d2[1][m] * (T(p[x - m * sy]) + T(p[x + m * sy]));
-  }
+  for (int m = 1; m <= R; ++m) s = s + w.d2[0][m] * (T(p[x - m]) + T(p[x + m]));
+  for (int m = 1; m <= R; ++m) s = s + w.d2[1][m] * (T(p[x - m * sy]) + T(p[x + m * sy]));
+  if (Dim == 3)
+    for (int m = 1; m <= R; ++m) s = s + w.d2[2][m] * (T(p[x - m * sz]) + T(p[x + m * sz]));
   return s;
 }
 

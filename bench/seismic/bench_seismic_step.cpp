@@ -2,14 +2,16 @@
 //
 // Prints, from one run: STREAM triad bandwidth (McCalpin; a = b + s c, 24 bytes per element),
 // the solver's step for fp64, fp32 and 16-bit storage in grid points per second and effective
-// bandwidth (compulsory bytes per point x points per second), and the same stencil as a plain
-// C++ OpenMP loop nest compiled with the same flags (what Kokkos costs). Compulsory bytes per
+// bandwidth (compulsory bytes per point x points per second), and the same stencil without
+// Kokkos in plain C++/OpenMP compiled with the same flags (what Kokkos costs), both with the
+// solver's row kernel and as a naive loop nest. Compulsory bytes per
 // point of the in-place update p_old <- 2p - p_old + m L p: read p, read and write p_old (one
 // array, so no write-allocate), read m: 3 sizeof(storage) + sizeof(model).
 //
 // Usage: mantissa_bench_seismic [n] [steps]; run under OMP_NUM_THREADS=1 / 2 and under
 // mpirun -np 2 for the three configurations of docs/performance.md.
 #include <seismic/Solver.hpp>
+#include <seismic/detail/HostStencil.hpp>
 
 #include <mpi.h>
 #include <omp.h>
@@ -19,16 +21,46 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 
 namespace {
 
 using namespace mantissa;
 using namespace mantissa::seismic;
+namespace host = mantissa::seismic::detail::host;
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
+// Wall-clock time, or with MANTISSA_BENCH_CPU_TIME=1 the process's CPU time divided by the
+// thread count: on a shared, loaded machine that counts only the time this process actually ran
+// (caches and memory bandwidth are still shared, so such numbers are for comparing variants
+// against each other, not for docs/performance.md).
+bool use_cpu_time() {
+  static const bool on = [] {
+    const char* e = std::getenv("MANTISSA_BENCH_CPU_TIME");
+    return e != nullptr && e[0] == '1';
+  }();
+  return on;
+}
+
+struct Stamp {
+  clock_type::time_point wall;
+  double cpu;
+};
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+Stamp now() {
+  return {clock_type::now(), use_cpu_time() ? process_cpu_seconds() : 0.0};
+}
+
+double seconds_since(const Stamp& t0) {
+  if (use_cpu_time()) return (process_cpu_seconds() - t0.cpu) / omp_get_max_threads();
+  return std::chrono::duration<double>(clock_type::now() - t0.wall).count();
 }
 
 // STREAM triad with plain OpenMP (the bandwidth peer), best of 5; every rank runs it at once.
@@ -39,7 +71,7 @@ double stream_triad_gbs(std::size_t n) {
   double best = 1e30;
   for (int rep = 0; rep < 5; ++rep) {
     MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = clock_type::now();
+    const Stamp t0 = now();
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
     MPI_Barrier(MPI_COMM_WORLD);
@@ -52,34 +84,61 @@ double stream_triad_gbs(std::size_t n) {
   return 24.0 * double(n) * size / best / 1e9;
 }
 
-// The same in-place 8th-order update as a plain loop nest over raw pointers (no Kokkos).
+// The same in-place 8th-order update without Kokkos, on raw arrays with ghost cells, timed
+// like the solver. `rows`: the solver's row kernel (host::update_row, the same tiles
+// along y swept in z) driven by a plain OpenMP loop, so the difference to the solver is what
+// Kokkos and the solver's bookkeeping cost. `naive`: the textbook one-pass loop nest (all
+// 4R+1 neighbours in one expression), to show what the row kernel's organisation buys.
 template <class T>
-double plain_loop_points_per_s(int n, int steps) {
-  const int g = 4, nt = n + 2 * g;
+double plain_loop_points_per_s(int n, int steps, bool naive) {
+  constexpr int R = 4;
+  const int g = R, nt = n + 2 * g;
   const std::size_t total = std::size_t(nt) * nt * nt;
   std::vector<T> p(total, T(0)), q(total, T(0)), m(total, T(0.1));
-  const T c[5] = {T(-205.0 / 72.0), T(8.0 / 5.0), T(-1.0 / 5.0), T(8.0 / 315.0), T(-1.0 / 560.0)};
-  const T center = T(3) * c[0];
-  const std::size_t sy = nt, sz = std::size_t(nt) * nt;
+  const double spacing[3] = {10.0, 10.0, 10.0};
+  const auto w = make_stencil_weights<T, R>(3, spacing);
+  const long sy = nt, sz = long(nt) * nt;
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < total; ++i) p[i] = T(i % 7) * T(0.01);
-  auto step = [&](T* __restrict pp, T* __restrict qq, const T* __restrict mm) {
+  const int tiles = (n + host::tile_rows - 1) / host::tile_rows;
+  auto step = [&](const T* __restrict pp, T* __restrict qq, const T* __restrict mm) {
+    if (naive) {
 #pragma omp parallel for schedule(static)
-    for (int r = 0; r < n * n; ++r) {
-      const int k = g + r / n, j = g + r % n;
-      const std::size_t row = k * sz + j * sy;
-      for (int i = g; i < g + n; ++i) {
-        const std::size_t x = row + i;
-        T lap = center * pp[x];
-        for (int s = 1; s <= 4; ++s)
-          lap += c[s] * (pp[x - s] + pp[x + s]) + c[s] * (pp[x - s * sy] + pp[x + s * sy]) +
-                 c[s] * (pp[x - s * sz] + pp[x + s * sz]);
-        qq[x] = T(2) * pp[x] - qq[x] + mm[x] * lap;
+      for (int r = 0; r < n * n; ++r) {
+        const long row = (g + r / n) * sz + (g + r % n) * sy;
+        for (int i = g; i < g + n; ++i) {
+          const long x = row + i;
+          T lap = w.center * pp[x];
+          for (int s = 1; s <= R; ++s)
+            lap += w.d2[0][s] * (pp[x - s] + pp[x + s]) + w.d2[1][s] * (pp[x - s * sy] + pp[x + s * sy]) +
+                   w.d2[2][s] * (pp[x - s * sz] + pp[x + s * sz]);
+          qq[x] = T(2) * pp[x] - qq[x] + mm[x] * lap;
+        }
       }
+      return;
+    }
+#pragma omp parallel
+    {
+      host::RowScratch<T> scratch;
+      scratch.reserve(n);
+      const T* zm[R];
+      const T* zp[R];
+#pragma omp for schedule(static)
+      for (int tile = 0; tile < tiles; ++tile)
+        for (int k = g; k < g + n; ++k)
+          for (int j = g + tile * host::tile_rows; j < std::min(g + n, g + (tile + 1) * host::tile_rows);
+               ++j) {
+            const long x = k * sz + j * sy + g;
+            for (int s = 1; s <= R; ++s) {
+              zm[s - 1] = pp + x - s * sz;
+              zp[s - 1] = pp + x + s * sz;
+            }
+            host::update_row<R, 3>(pp + x, sy, zm, zp, qq + x, mm + x, n, w, scratch);
+          }
     }
   };
   step(p.data(), q.data(), m.data());  // warm up
-  const auto t0 = clock_type::now();
+  const Stamp t0 = now();
   for (int s = 0; s < steps; ++s) {
     step(p.data(), q.data(), m.data());
     std::swap(p, q);
@@ -105,7 +164,7 @@ double solver_points_per_s(int n, int steps) {
   solver.run(2);  // warm up
   Kokkos::fence();
   MPI_Barrier(MPI_COMM_WORLD);
-  const auto t0 = clock_type::now();
+  const Stamp t0 = now();
   solver.run(steps);
   Kokkos::fence();
   MPI_Barrier(MPI_COMM_WORLD);
@@ -128,8 +187,8 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf(
           "seismic step bench: 3D order 8, %d^3 points, %d steps, %d rank(s) x %d thread(s)\n"
-          "STREAM triad: %.2f GB/s\n",
-          n, steps, size, threads, triad);
+          "STREAM triad: %.2f GB/s%s\n",
+          n, steps, size, threads, triad, use_cpu_time() ? " (CPU-time mode: compare variants only)" : "");
     struct Row {
       const char* name;
       double bytes;
@@ -141,11 +200,13 @@ int main(int argc, char** argv) {
     rows.push_back({"kokkos bf16 (fp32 compute)", 10.0, solver_points_per_s<bf16, float>(n, steps)});
     rows.push_back({"kokkos fp16 (fp32 compute)", 10.0, solver_points_per_s<fp16, float>(n, steps)});
     double plain64 = 0.0, plain32 = 0.0;
-    if (size == 1) {  // the plain loop nest is single-process
-      plain64 = plain_loop_points_per_s<double>(n, steps);
-      plain32 = plain_loop_points_per_s<float>(n, steps);
-      rows.push_back({"plain loop fp64", 32.0, plain64});
-      rows.push_back({"plain loop fp32", 16.0, plain32});
+    if (size == 1) {  // the plain loops are single-process
+      plain64 = plain_loop_points_per_s<double>(n, steps, false);
+      plain32 = plain_loop_points_per_s<float>(n, steps, false);
+      rows.push_back({"plain loop fp64 (row kernel)", 32.0, plain64});
+      rows.push_back({"plain loop fp32 (row kernel)", 16.0, plain32});
+      rows.push_back({"naive loop nest fp64", 32.0, plain_loop_points_per_s<double>(n, steps, true)});
+      rows.push_back({"naive loop nest fp32", 16.0, plain_loop_points_per_s<float>(n, steps, true)});
     }
     if (rank == 0) {
       const double fp64 = rows[0].rate;

@@ -1,0 +1,262 @@
+#pragma once
+// The interior update on host back-ends (Serial, OpenMP, Threads): the same arithmetic as the
+// point-wise form in stencil_kernels.hpp (laplacian_flat + leapfrog, same operations in the
+// same order, so results are bitwise identical; tests/unit/seismic/tstHostStencil.cpp checks
+// it), organised for a CPU core:
+//
+// - Rows of x, split in two passes (x and y terms into a row accumulator, then z terms and the
+//   leapfrog update). One pass over all 4R+1 neighbour rows needs more pointers than x86-64 has
+//   registers; the compiler then spills and reloads them, which cost 20-30% (measured, see
+//   docs/performance.md).
+// - Tiles of TJ rows in y swept along z, so the 2R+1 planes a tile needs stay in L2 between
+//   consecutive z planes (the working set of a whole plane sweep does not fit in L2 at 128^3).
+// - 16-bit storage is decoded to the compute type once per point and z plane, into a ring of
+//   2R+1 decoded plane slabs per tile, instead of at every one of the 4R+1 reads; the
+//   conversions are branch-free loops the compiler vectorises (bf16: a shift; fp16: F16C where
+//   the compiler targets it, which is exact for decoding and round-to-nearest-even for encoding,
+//   the rule of LowPrecisionFloat's constructor).
+//
+// Host only: nothing here is compiled for or called from device code.
+#include <mantissa/core/LowPrecision.hpp>
+#include <seismic/detail/Launch.hpp>
+#include <seismic/stencil_kernels.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#if defined(__F16C__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#include <immintrin.h>
+#define MANTISSA_SEISMIC_HOST_F16C 1
+#endif
+
+// Tells the compiler that the loop's iterations are independent (the row pointers never alias
+// the rows written), so it vectorises without run-time overlap checks.
+#if defined(__clang__)
+#define MANTISSA_HOST_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__INTEL_COMPILER)
+#define MANTISSA_HOST_IVDEP _Pragma("GCC ivdep")
+#else
+#define MANTISSA_HOST_IVDEP
+#endif
+
+namespace mantissa::seismic::detail::host {
+
+// Rows of y per tile: 16 rows x (2R+1) planes x a 136-point row of doubles is 150 KB, well
+// inside a 1 MiB L2; 8 and 32 were measured slower at 128^3 (docs/performance.md).
+inline constexpr int tile_rows = 16;
+
+// ---- storage <-> compute conversion of contiguous runs ------------------------------------
+
+template <class C, class S>
+inline void decode(const S* KOKKOS_RESTRICT in, C* KOKKOS_RESTRICT out, int n) {
+  if constexpr (std::is_same<S, bf16>::value) {
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) {
+      const std::uint32_t u = std::uint32_t(in[i].bits()) << 16;
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      out[i] = C(f);
+    }
+  } else if constexpr (std::is_same<S, fp16>::value) {
+    int i = 0;
+#ifdef MANTISSA_SEISMIC_HOST_F16C
+    if constexpr (std::is_same<C, float>::value) {
+      for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+    }
+#endif
+    for (; i < n; ++i) out[i] = C(float(in[i]));
+  } else {
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) out[i] = C(in[i]);
+  }
+}
+
+template <class S, class C>
+inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, int n) {
+  if constexpr (std::is_same<S, bf16>::value && std::is_same<C, float>::value) {
+    // float_to_bf16_bits with the constructor's rule (Overflow::propagate): round to nearest
+    // even by add-and-truncate, NaN kept quiet. Branch-free, so it vectorises.
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) {
+      std::uint32_t u;
+      std::memcpy(&u, &in[i], sizeof u);
+      const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+      const std::uint32_t nan = (u >> 16) | 0x0040u;
+      const std::uint16_t b = std::uint16_t((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+      out[i] = S::from_bits(b);
+    }
+  } else if constexpr (std::is_same<S, fp16>::value && std::is_same<C, float>::value) {
+    int i = 0;
+#ifdef MANTISSA_SEISMIC_HOST_F16C
+    for (; i + 8 <= n; i += 8)
+      _mm_storeu_si128(
+          reinterpret_cast<__m128i*>(out + i),
+          _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; ++i) out[i] = S(in[i]);
+  } else {
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) out[i] = S(in[i]);
+  }
+}
+
+// ---- one row ----------------------------------------------------------------------------
+
+// Row scratch of one thread: the accumulator and the row of p_old in the compute type.
+template <class C>
+struct RowScratch {
+  std::vector<C> acc, old, out;
+  void reserve(int n) {
+    if (int(acc.size()) < n) {
+      acc.resize(std::size_t(n));
+      old.resize(std::size_t(n));
+      out.resize(std::size_t(n));
+    }
+  }
+};
+
+// q[i] <- 2 c[i] - q[i] + m[i] L(c)[i] for i in [0, n): c points at the row's first point in
+// compute type, its y neighbours are sy away, its z neighbours are zm[s-1] / zp[s-1].
+template <int R, int Dim, class C, class S, class M>
+inline void update_row(const C* c, long sy, const C* const* zm, const C* const* zp, S* q, const M* m, int n,
+                       const StencilWeights<C, R>& w, RowScratch<C>& scratch) {
+  C* KOKKOS_RESTRICT acc = scratch.acc.data();
+  {  // pass 1: centre, x terms, y terms
+    const C* KOKKOS_RESTRICT cr = c;
+    const C* ym[R];
+    const C* yp[R];
+    for (int s = 1; s <= R; ++s) {
+      ym[s - 1] = c - s * sy;
+      yp[s - 1] = c + s * sy;
+    }
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) {
+      C l = w.center * cr[i];
+      for (int s = 1; s <= R; ++s) l = l + w.d2[0][s] * (cr[i - s] + cr[i + s]);
+      for (int s = 1; s <= R; ++s) l = l + w.d2[1][s] * (ym[s - 1][i] + yp[s - 1][i]);
+      acc[i] = l;
+    }
+  }
+  if constexpr (Dim == 3) {  // pass 2a: z terms
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) {
+      C l = acc[i];
+      for (int s = 1; s <= R; ++s) l = l + w.d2[2][s] * (zm[s - 1][i] + zp[s - 1][i]);
+      acc[i] = l;
+    }
+  } else {
+    (void)zm;
+    (void)zp;
+  }
+  // pass 2b: leapfrog, converting p_old and the result when storage is not the compute type
+  if constexpr (std::is_same<S, C>::value) {
+    S* KOKKOS_RESTRICT qr = q;
+    const M* KOKKOS_RESTRICT mr = m;
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) qr[i] = leapfrog<C>(c[i], qr[i], C(mr[i]), acc[i]);
+  } else {
+    C* KOKKOS_RESTRICT old = scratch.old.data();
+    C* KOKKOS_RESTRICT out = scratch.out.data();
+    const M* KOKKOS_RESTRICT mr = m;
+    decode<C>(q, old, n);
+    MANTISSA_HOST_IVDEP
+    for (int i = 0; i < n; ++i) out[i] = leapfrog<C>(c[i], old[i], C(mr[i]), acc[i]);
+    encode<S>(out, q, n);
+  }
+}
+
+// ---- the box ------------------------------------------------------------------------------
+
+// Work items: tiles of tile_rows rows in y times chunks of planes in z, enough of them to keep
+// every thread busy; a thread sweeps its chunk along z.
+struct Tiling {
+  int tiles_y, chunks_z, chunk_len;
+};
+
+inline Tiling make_tiling(const Box& box, int threads) {
+  const int ny = box.hi[1] - box.lo[1], nz = box.hi[2] - box.lo[2];
+  Tiling t{};
+  t.tiles_y = (ny + tile_rows - 1) / tile_rows;
+  const int want = 2 * std::max(threads, 1);
+  t.chunks_z = t.tiles_y >= want ? 1 : std::min(nz, (want + t.tiles_y - 1) / t.tiles_y);
+  t.chunks_z = std::max(t.chunks_z, 1);
+  t.chunk_len = (nz + t.chunks_z - 1) / t.chunks_z;
+  return t;
+}
+
+template <int R, int Dim, class ExecSpace, class PView, class MView, class C>
+void interior_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+                     const StencilWeights<C, R>& w) {
+  using S = typename PView::value_type;
+  using M = typename MView::value_type;
+  static_assert(is_host_space<ExecSpace>(), "host::interior_update runs on host back-ends only");
+  if (box.empty()) return;
+  const S* const pp = p.data();
+  S* const qp = q.data();
+  const M* const mp = m.data();
+  const long sz = long(p.stride(0)), sy = long(p.stride(1));
+  const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
+  const Tiling t = make_tiling(box, space.concurrency());
+  const int tasks = t.tiles_y * t.chunks_z;
+  // A plain host lambda (no KOKKOS_LAMBDA): this code is never compiled for a device.
+  Kokkos::parallel_for(
+      "mantissa::seismic::Solver::step::interior", Kokkos::RangePolicy<ExecSpace>(space, 0, tasks),
+      [=](const int task) {
+        const int tile = task % t.tiles_y, chunk = task / t.tiles_y;
+        const int j0 = box.lo[1] + tile * tile_rows, j1 = std::min(box.hi[1], j0 + tile_rows);
+        const int k0 = box.lo[2] + chunk * t.chunk_len, k1 = std::min(box.hi[2], k0 + t.chunk_len);
+        if (j0 >= j1 || k0 >= k1) return;
+        thread_local RowScratch<C> scratch;
+        scratch.reserve(nx);
+        const C* zm[R] = {};
+        const C* zp[R] = {};
+        if constexpr (std::is_same<S, C>::value) {
+          for (int k = k0; k < k1; ++k)
+            for (int j = j0; j < j1; ++j) {
+              const long x = k * sz + j * sy + x0;
+              for (int s = 1; s <= R; ++s) {
+                zm[s - 1] = pp + x - s * sz;
+                zp[s - 1] = pp + x + s * sz;
+              }
+              update_row<R, Dim>(pp + x, sy, zm, zp, qp + x, mp + x, nx, w, scratch);
+            }
+        } else {
+          // Ring of decoded slabs: rows [j0 - R, j1 + R) x points [x0 - R, x0 + nx + R) of the
+          // planes k - R .. k + R (one plane in 2D).
+          constexpr int planes = Dim == 3 ? 2 * R + 1 : 1;
+          const int rows = j1 - j0 + 2 * R;
+          const long len = nx + 2 * R;
+          const long slab = rows * len;
+          thread_local std::vector<C> ring;
+          if (long(ring.size()) < planes * slab) ring.resize(std::size_t(planes * slab));
+          auto slot = [&](int kk) { return ring.data() + ((kk % planes) + planes) % planes * slab; };
+          auto load = [&](int kk) {
+            C* dst = slot(kk);
+            for (int r = 0; r < rows; ++r)
+              decode<C>(pp + kk * sz + (j0 - R + r) * sy + (x0 - R), dst + r * len, int(len));
+          };
+          const int dz = Dim == 3 ? R : 0;
+          for (int kk = k0 - dz; kk < k0 + dz; ++kk) load(kk);
+          for (int k = k0; k < k1; ++k) {
+            load(k + dz);
+            for (int j = j0; j < j1; ++j) {
+              const long off = (j - j0 + R) * len + R;
+              for (int s = 1; s <= dz; ++s) {
+                zm[s - 1] = slot(k - s) + off;
+                zp[s - 1] = slot(k + s) + off;
+              }
+              const long x = k * sz + j * sy + x0;
+              update_row<R, Dim>(slot(k) + off, len, zm, zp, qp + x, mp + x, nx, w, scratch);
+            }
+          }
+        }
+      });
+}
+
+}  // namespace mantissa::seismic::detail::host
