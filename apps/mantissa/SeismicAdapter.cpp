@@ -88,7 +88,7 @@ class SeismicModel final : public workflow::PhysicsModel {
     return "emulated";
   }
 
-  void initialize() override { m_solver.initialize(0); }
+  void initialize() override { m_solver.initialize(m_shot); }
   void step(std::int64_t n) override { m_solver.run(static_cast<int>(n)); }
   std::int64_t step_index() const override { return m_solver.step_index(); }
   double time() const override { return m_solver.time(); }
@@ -115,9 +115,8 @@ class SeismicModel final : public workflow::PhysicsModel {
     for (const auto& f : m_solver.memory_fields())
       if (i < st.size() && st[i].name == f.first) from_fp64(st[i++].field, *f.second);
     fence("mantissa::app::SeismicModel::set_state");
-    const int shot = m_solver.shot() < 0 ? 0 : m_solver.shot();
     const seismic::Traces traces = m_solver.traces();
-    m_solver.restore(shot, static_cast<int>(step), traces);
+    m_solver.restore(m_shot, static_cast<int>(step), traces);
   }
 
   workflow::Diagnostics diagnostics() const override {
@@ -150,6 +149,40 @@ class SeismicModel final : public workflow::PhysicsModel {
     return out;
   }
 
+  workflow::Recording recording() const override {
+    workflow::Recording rec;
+    rec.positions = m_solver.config().receivers;
+    rec.stride = m_solver.config().record_every;
+    rec.quantity = "pressure";
+    // The wave equation is linear and the sources inject amplitude x wavelet per unit volume:
+    // pressures are in the units of seismic.sources[].amplitude (Pa when amplitudes are).
+    rec.unit = "source amplitude units";
+    return rec;
+  }
+
+  int num_shots() const override { return static_cast<int>(m_solver.config().shots.size()); }
+  void select_shot(int shot) override {
+    if (shot < 0 || shot >= num_shots())
+      throw Error("seismic: shot " + std::to_string(shot) + " does not exist; the deck has " +
+                  std::to_string(num_shots()) + " shots (seismic.sources[].shot)");
+    m_shot = shot;
+  }
+  std::vector<workflow::SourceInfo> shot_sources(int shot) const override {
+    std::vector<workflow::SourceInfo> out;
+    for (const auto& src : m_solver.config().shots.at(static_cast<std::size_t>(shot)).sources) {
+      workflow::SourceInfo s;
+      s.position = src.position;
+      s.wavelet = src.wavelet == seismic::WaveletKind::ricker                ? "ricker"
+                  : src.wavelet == seismic::WaveletKind::gaussian_derivative ? "gaussian_derivative"
+                                                                             : "file:" + src.file;
+      s.frequency = src.frequency;
+      s.delay = seismic::Wavelet(src).delay();  // the effective delay (a default when not given)
+      s.amplitude = src.amplitude;
+      out.push_back(s);
+    }
+    return out;
+  }
+
   workflow::StepCost cost_per_step() const override {
     // Roofline model of the interior update: read p^n, p^{n-1} and (c dt)^2, write p^{n+1}
     // (4 words per point); flops: per axis `order` multiply-adds of the centred stencil plus the
@@ -165,6 +198,7 @@ class SeismicModel final : public workflow::PhysicsModel {
  private:
   const Decomposition& m_decomp;
   solver_type m_solver;
+  int m_shot = 0;
   std::vector<std::array<std::int64_t, 3>> m_local;
   std::vector<double> m_weight;
   std::vector<std::size_t> m_first;

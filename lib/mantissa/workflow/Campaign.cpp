@@ -8,6 +8,7 @@
 #include <cmath>
 #include <csignal>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -279,6 +280,46 @@ void Campaign::record(VariantResult& r, PhysicsModel& model, std::int64_t step, 
   r.time.analysis += sw.seconds("mantissa::workflow::Campaign::record");
 }
 
+void Campaign::record_extra_shot(VariantResult& r, PhysicsModel& model, int shot, std::int64_t step) {
+  Stopwatch sw;
+  MANTISSA_ASSERT(shot >= 1 && std::size_t(shot) <= r.extra_shots.size(), "no record for shot " << shot);
+  ShotRecord& rec = r.extra_shots[static_cast<std::size_t>(shot - 1)];
+  const std::string where = " (shot " + std::to_string(shot) + ")";
+  if (step % r.trace_stride == 0) {
+    const auto v = model.sample_receivers();
+    rec.traces.insert(rec.traces.end(), v.begin(), v.end());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (!std::isfinite(v[i])) {
+        const auto names = model.receiver_names();
+        fail(r, step, model.time(),
+             "non-finite value at receiver '" + (i < names.size() ? names[i] : std::to_string(i)) + "'" +
+                 where);
+        r.time.analysis += sw.seconds("mantissa::workflow::Campaign::record_extra_shot");
+        return;
+      }
+  }
+  if (is_sample_step(step, m_cfg.steps)) {
+    const auto d = model.diagnostics();
+    if (!d.finite) {
+      fail(r, step, model.time(), "non-finite value in " + d.where + locate_nonfinite(model) + where);
+    } else {
+      rec.steps.push_back(step);
+      rec.times.push_back(model.time());
+      rec.energy.push_back(d.energy);
+    }
+  }
+  r.time.analysis += sw.seconds("mantissa::workflow::Campaign::record_extra_shot");
+}
+
+void Campaign::note_recording(const PhysicsModel& model) {
+  m_receiver_names = model.receiver_names();
+  m_recording = model.recording();
+  m_recording.stride = std::max(1, m_recording.stride);
+  m_dt = model.dt();
+  m_shot_sources.clear();
+  for (int s = 0; s < model.num_shots(); ++s) m_shot_sources.push_back(model.shot_sources(s));
+}
+
 void Campaign::finish(VariantResult& r, PhysicsModel& model) {
   Stopwatch sw;
   if (r.status != "failed") r.status = "ok";
@@ -298,11 +339,16 @@ void Campaign::finish(VariantResult& r, PhysicsModel& model) {
   if (nrec > 0 && ref.num_receivers == nrec && !failed) {
     const std::int64_t rows = static_cast<std::int64_t>(r.traces.size()) / nrec;
     const std::int64_t k = r.trace_stride;
+    // Row i of this variant is step i k, row i k / k_ref of the reference (k is a multiple of
+    // the reference's stride: the physics' recording stride, times the surrogate's stride).
+    const std::int64_t kr = ref.trace_stride;
+    MANTISSA_ASSERT(kr > 0 && k % kr == 0,
+                    "trace stride " << k << " is not a multiple of the reference's " << kr);
     std::vector<double> a, b;
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t j = 0; j < nrec; ++j) {
         a.push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
-        b.push_back(ref.traces[static_cast<std::size_t>(i * k * nrec + j)]);
+        b.push_back(ref.traces[static_cast<std::size_t>(i * k / kr * nrec + j)]);
       }
     r.receiver_rel_l2 = relative_l2(a, b);
     const std::int64_t max_lag_steps = m_cfg.receiver_max_lag < 0 ? m_cfg.steps / 10 : m_cfg.receiver_max_lag;
@@ -312,7 +358,7 @@ void Campaign::finish(VariantResult& r, PhysicsModel& model) {
       std::vector<double> tj, rj;
       for (std::int64_t i = 0; i < rows; ++i) {
         tj.push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
-        rj.push_back(ref.traces[static_cast<std::size_t>(i * k * nrec + j)]);
+        rj.push_back(ref.traces[static_cast<std::size_t>(i * k / kr * nrec + j)]);
       }
       const auto cc = cross_correlation(tj, rj, max_lag_steps / k);
       if (cc.peak < r.xcorr_peak || std::isnan(cc.peak)) r.xcorr_peak = cc.peak;
@@ -378,6 +424,10 @@ std::array<std::int64_t, 3> Campaign::global_shape() const {
   return {n[2], n[1], n[0]};
 }
 
+int Campaign::dim() const {
+  return m_ctx.decomp->grid().dim;
+}
+
 std::string Campaign::trained_path() const {
   return m_dir + "/surrogate-trained";
 }
@@ -403,6 +453,15 @@ bool Campaign::run_physics_phase(const Phase& ph, bool resumed) {
   model->step(1);
   r.description = model->describe();
   r.precision_support = model->precision_support();
+  note_recording(*model);
+  const int shots = std::max(1, model->num_shots());
+  const int trace_stride = m_recording.stride;
+  r.trace_stride = trace_stride;
+  r.extra_shots.resize(static_cast<std::size_t>(shots - 1));
+  int shot = resumed ? static_cast<int>(m_cur.shot) : 0;
+  MANTISSA_ASSERT(shot >= 0 && shot < shots, "checkpointed shot " << shot << " of " << shots);
+  m_cur.shot = shot;
+  model->select_shot(shot);
   if (resumed) {
     State st = model->state();
     const double t = load_checkpoint_state(st);
@@ -412,37 +471,71 @@ bool Campaign::run_physics_phase(const Phase& ph, bool resumed) {
   }
   if (m_state_names.empty())
     for (const auto& f : model->state()) m_state_names.push_back(f.name);
-  m_receiver_names = model->receiver_names();
   r.time.setup += setup.seconds("mantissa::workflow::Campaign::setup");
-  log(std::string(resumed ? "resuming " : "running ") + r.name + " (" + r.description + ")");
+  log(std::string(resumed ? "resuming " : "running ") + r.name + " (" + r.description + ")" +
+      (shots > 1 ? ", shot " + std::to_string(shot) + " of " + std::to_string(shots) : std::string()));
   r.status = r.status == "failed" ? r.status : "running";
-  if (!resumed) record(r, *model, 0, 1);
+  auto record_any = [&](std::int64_t step) {
+    if (shot == 0)
+      record(r, *model, step, trace_stride);
+    else
+      record_extra_shot(r, *model, shot, step);
+  };
+  if (!resumed) record_any(0);
   m_energy->start();
   const auto cost = model->cost_per_step();
   std::int64_t s = model->step_index();
   bool stopped = false;
-  while (r.status != "failed" && s < m_cfg.steps) {
-    if (stop_requested()) {
-      m_cur.step = s;
-      const State st = model->state();
-      write_checkpoint(&st, model->time());
-      stopped = true;
-      break;
+  // Shot 0 is compared with the reference (record, finish); later shots only record their
+  // receivers and energy for the gathers. A stop inside any shot checkpoints (shot, step).
+  while (true) {
+    while (r.status != "failed" && s < m_cfg.steps) {
+      if (stop_requested()) {
+        m_cur.step = s;
+        const State st = model->state();
+        write_checkpoint(&st, model->time());
+        stopped = true;
+        break;
+      }
+      Stopwatch sw;
+      model->step(1);
+      r.time.steps += sw.seconds("mantissa::workflow::Campaign::step");
+      ++s;
+      ++r.steps_done;
+      record_any(s);
+      after_step();
+      if (periodic_checkpoint_due() && r.status != "failed") {
+        Stopwatch io;
+        m_cur.step = s;
+        const State st = model->state();
+        write_checkpoint(&st, model->time());
+        r.time.io += io.seconds("mantissa::workflow::Campaign::checkpoint");
+      }
     }
+    if (stopped) break;
+    if (shot == 0) {
+      if (ph.kind == "reference") {
+        double bytes = 0.0;
+        for (const auto& kv : m_ref_snapshots) bytes += double(kv.second.view.span()) * sizeof(double);
+        for (const auto& smp : m_train_samples)
+          for (const auto& f : smp) m_train_mib += double(f.view.span()) * sizeof(double) / 1048576.0;
+        double mib = bytes / 1048576.0, gmib = 0.0, gtrain = 0.0;
+        MPI_Allreduce(&mib, &gmib, 1, MPI_DOUBLE, MPI_MAX, comm());
+        MPI_Allreduce(&m_train_mib, &gtrain, 1, MPI_DOUBLE, MPI_MAX, comm());
+        m_reference_mib = gmib;
+        m_train_mib = gtrain;
+      }
+      finish(r, *model);  // the accuracy numbers and the snapshot are shot 0's
+    }
+    if (++shot >= shots || r.status == "failed") break;
     Stopwatch sw;
-    model->step(1);
-    r.time.steps += sw.seconds("mantissa::workflow::Campaign::step");
-    ++s;
-    ++r.steps_done;
-    record(r, *model, s, 1);
-    after_step();
-    if (periodic_checkpoint_due() && r.status != "failed") {
-      Stopwatch io;
-      m_cur.step = s;
-      const State st = model->state();
-      write_checkpoint(&st, model->time());
-      r.time.io += io.seconds("mantissa::workflow::Campaign::checkpoint");
-    }
+    m_cur.shot = shot;
+    model->select_shot(shot);
+    model->initialize();
+    s = model->step_index();
+    r.time.setup += sw.seconds("mantissa::workflow::Campaign::setup");
+    log("running " + r.name + ", shot " + std::to_string(shot) + " of " + std::to_string(shots));
+    record_any(0);
   }
   const double joules = m_energy->joules();
   if (joules >= 0.0) r.energy_joules = std::fmax(r.energy_joules, 0.0) + joules;
@@ -450,18 +543,8 @@ bool Campaign::run_physics_phase(const Phase& ph, bool resumed) {
   r.bytes = cost.bytes * double(r.steps_done);
   r.flops = cost.flops * double(r.steps_done);
   if (stopped) return false;
-  if (ph.kind == "reference") {
-    double bytes = 0.0;
-    for (const auto& kv : m_ref_snapshots) bytes += double(kv.second.view.span()) * sizeof(double);
-    for (const auto& smp : m_train_samples)
-      for (const auto& f : smp) m_train_mib += double(f.view.span()) * sizeof(double) / 1048576.0;
-    double mib = bytes / 1048576.0, gmib = 0.0, gtrain = 0.0;
-    MPI_Allreduce(&mib, &gmib, 1, MPI_DOUBLE, MPI_MAX, comm());
-    MPI_Allreduce(&m_train_mib, &gtrain, 1, MPI_DOUBLE, MPI_MAX, comm());
-    m_reference_mib = gmib;
-    m_train_mib = gtrain;
-  }
-  finish(r, *model);
+  if (r.status != "failed") r.status = "ok";  // a resume inside a later shot does not repeat finish()
+  m_cur.shot = 0;
   return true;
 }
 
@@ -515,6 +598,7 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   Stopwatch setup;
   ensure_surrogate();
   auto physics = make_physics(m_cfg.reference_precision, m_cfg.reference_precision);
+  note_recording(*physics);
   // Each rollout starts from the trained weights and inference state, so that its numbers do
   // not depend on the phases before it, and a resume inside a rollout can repeat the phase
   // from its start (a surrogate's inference state, e.g. fp8 delayed-scaling histories, is
@@ -522,6 +606,9 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   m_surrogate->load(trained_path());
   m_surrogate->set_precision(ph.storage);
   const int stride = m_surrogate->stride();
+  // Receivers are sampled where both the surrogate (every stride steps) and the physics'
+  // recording stride have a sample. Rollouts run shot 0 only (the surrogate learned it).
+  const int trace_stride = std::lcm(stride, m_recording.stride);
   const std::int64_t horizon = m_cfg.surrogate.horizon < 0 ? m_cfg.steps : m_cfg.surrogate.horizon;
   r.precision_support = m_surrogate->precision_support(ph.storage);
   r.description = m_surrogate->describe();
@@ -555,7 +642,7 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   r.time.setup += setup.seconds("mantissa::workflow::Campaign::setup");
   log(std::string(resumed ? "resuming " : "running ") + r.name);
   r.status = r.status == "failed" ? r.status : "running";
-  if (!resumed) record(r, *physics, 0, stride);
+  if (!resumed) record(r, *physics, 0, trace_stride);
   m_energy->start();
   const double dt = physics->dt();
   std::int64_t step = m_cur.step;
@@ -630,7 +717,7 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
       }
     }
     r.steps_done += stride;
-    record(r, *physics, step, stride);
+    record(r, *physics, step, trace_stride);
     bool due = false;
     for (int i = 0; i < stride; ++i) {
       after_step();
@@ -689,6 +776,7 @@ Campaign::Outcome Campaign::run() {
     }
     if (!resumed_here) {
       m_cur.step = 0;
+      m_cur.shot = 0;
       m_cur.physics_left = 0;
       m_cur.since_check = 0;
     }

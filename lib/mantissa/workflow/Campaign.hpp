@@ -46,7 +46,13 @@ class Campaign {
   // Final primary field of each finished phase, gathered on rank 0 (global (z, y, x) order).
   const std::map<std::string, std::vector<double>>& snapshots() const { return m_snapshots; }
   std::array<std::int64_t, 3> global_shape() const;
+  int dim() const;  // of the grid
   std::vector<std::string> receiver_names() const { return m_receiver_names; }
+  // For the shot gathers: what the receivers record, the sources of every shot, the physics'
+  // time step (set by every phase from its model).
+  const Recording& recording() const { return m_recording; }
+  const std::vector<std::vector<SourceInfo>>& shot_sources() const { return m_shot_sources; }
+  double physics_dt() const { return m_dt; }
   std::string memory_note() const;
   std::string trained_path() const;  // prefix of the trained surrogate's files in the run directory
   const std::string& energy_source() const { return m_energy_source; }
@@ -64,6 +70,7 @@ class Campaign {
   struct Cursor {
     std::size_t phase = 0;
     std::int64_t step = 0;
+    std::int64_t shot = 0;  // physics phases: the shot being run
     std::int64_t global_steps = 0;
     std::int64_t physics_left = 0, since_check = 0;  // hybrid
   };
@@ -74,6 +81,9 @@ class Campaign {
   bool run_training_phase();
   bool run_rollout_phase(const Phase& ph, bool resumed);
   void record(VariantResult& r, PhysicsModel& model, std::int64_t step, int trace_stride);
+  // Shots after the first: receivers and energy only (nothing is compared with the reference).
+  void record_extra_shot(VariantResult& r, PhysicsModel& model, int shot, std::int64_t step);
+  void note_recording(const PhysicsModel& model);
   void finish(VariantResult& r, PhysicsModel& model);
   void fail(VariantResult& r, std::int64_t step, double time, const std::string& what);
   void after_step();  // counts campaign steps; the stop_after_step test hook
@@ -116,6 +126,9 @@ class Campaign {
   std::vector<std::vector<HostField>> m_train_samples;  // full states, for online training
   std::vector<std::string> m_state_names;
   std::vector<std::string> m_receiver_names;
+  Recording m_recording;
+  std::vector<std::vector<SourceInfo>> m_shot_sources;
+  double m_dt = 0.0;
   std::unique_ptr<SurrogateModel> m_surrogate;
   std::string m_surrogate_description;
   std::map<std::string, std::vector<double>> m_snapshots;

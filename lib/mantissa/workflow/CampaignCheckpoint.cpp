@@ -22,7 +22,7 @@ namespace {
 using namespace detail;
 
 constexpr const char* k_format = "mantissa-campaign-checkpoint";
-constexpr std::int64_t k_version = 1;
+constexpr std::int64_t k_version = 2;  // 2: the shot in the cursor, extra_shots in the results
 
 std::string rank_file(const std::string& dir, int rank) {
   std::ostringstream os;
@@ -90,6 +90,7 @@ void Campaign::write_checkpoint(const State* state, double time) {
     h5_attr(f, "phase", std::int64_t(m_cur.phase));
     h5_attr(f, "phase_name", m_phases[m_cur.phase].name);
     h5_attr(f, "step", m_cur.step);
+    h5_attr(f, "shot", m_cur.shot);
     h5_attr(f, "time", time);
     h5_attr(f, "global_steps", m_cur.global_steps);
     h5_attr(f, "physics_left", m_cur.physics_left);
@@ -200,6 +201,7 @@ void Campaign::read_checkpoint() {
   if (m_cur.phase >= m_phases.size() || h5_attr_string(f.id(), "phase_name") != m_phases[m_cur.phase].name)
     throw Error("--resume: the checkpoint's phase does not match this deck's campaign");
   m_cur.step = h5_attr_int(f.id(), "step");
+  m_cur.shot = h5_attr_int(f.id(), "shot");
   m_cur.global_steps = h5_attr_int(f.id(), "global_steps");
   m_cur.physics_left = h5_attr_int(f.id(), "physics_left");
   m_cur.since_check = h5_attr_int(f.id(), "since_check");

@@ -10,6 +10,7 @@
 #include <mantissa/core/Precision.hpp>
 #include <mantissa/mesh/Field.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,23 @@ struct Diagnostics {
   double energy = 0.0;  // the physics' conserved (or dissipated) energy
   bool finite = true;   // no NaN/Inf in any state field
   std::string where;    // when !finite: "field 'p' at global (x, y, z) = (12, 40, 0)"
+};
+
+// What the receivers record, for the shot gathers (gathers.h5): positions in the grid's
+// coordinates (in the order of receiver_names()), physics steps between two samples, the
+// quantity and the units.
+struct Recording {
+  std::vector<std::array<double, 3>> positions;
+  int stride = 1;  // e.g. seismic.record_every
+  std::string quantity, unit;
+  std::string length_unit = "m", time_unit = "s";
+};
+
+// One source of a shot, for the gathers' metadata.
+struct SourceInfo {
+  std::array<double, 3> position{0.0, 0.0, 0.0};
+  std::string wavelet;  // e.g. "ricker"
+  double frequency = 0.0, delay = 0.0, amplitude = 0.0;
 };
 
 // Work per step for the speed numbers; 0 means "not counted" and the report says so.
@@ -72,6 +90,15 @@ class PhysicsModel {
   // same vector on every rank. A physics without receivers returns empty vectors.
   virtual std::vector<std::string> receiver_names() const { return {}; }
   virtual std::vector<double> sample_receivers() const { return {}; }
+  virtual Recording recording() const { return {}; }
+
+  // Shots: experiments on the same grid and model that differ only in their sources (a
+  // seismic survey). initialize() starts the selected shot and set_state() continues within
+  // it. The campaign runs every shot of the reference and of each physics variant for the
+  // gathers; its accuracy numbers, snapshots and the surrogate use shot 0.
+  virtual int num_shots() const { return 1; }
+  virtual void select_shot(int /*shot*/) {}
+  virtual std::vector<SourceInfo> shot_sources(int /*shot*/) const { return {}; }
 
   virtual StepCost cost_per_step() const = 0;
 };

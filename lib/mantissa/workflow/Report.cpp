@@ -214,6 +214,10 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.end_array();
   j.begin_object("outputs").value("json", "report.json").value("markdown", "report.md");
   j.value("timeseries", "report.h5").value("snapshots_xdmf", "snapshots.xmf").value("log", "run.log");
+  if (c.recording().positions.empty())
+    j.null("gathers");
+  else
+    j.value("gathers", "gathers.h5");
   j.value("checkpoints", "checkpoints/").end_object();
   j.end_object();
   return j.str();
@@ -341,6 +345,7 @@ void write_report(const Campaign& campaign, const ReportInfo& info, const std::s
   if (rank != 0) return;
   write_h5(campaign, dir + "/report.h5");
   write_xdmf(campaign, dir + "/snapshots.xmf");
+  write_gathers(campaign, dir + "/gathers.h5");
   write_file(dir + "/report.md", report_md(campaign, info));
   // report.json last: its presence means the run finished and every other file is complete.
   write_file(dir + "/report.json", report_json(campaign, info));

@@ -19,7 +19,13 @@ struct ReportInfo {
 };
 
 // Rank 0 writes the files into `dir`; other ranks return at once.
+// Files: report.h5, snapshots.xmf, gathers.h5 (when the physics has receivers), report.md,
+// report.json (last: its presence means the others are complete).
 void write_report(const Campaign& campaign, const ReportInfo& info, const std::string& dir);
+// The shot gathers (docs/report-schema.md "gathers.h5"): per variant that recorded receivers,
+// one dataset per shot (receivers x time samples) with coordinates, sources and sampling as
+// attributes, and the energy series per shot. Written to a temporary name, then renamed.
+void write_gathers(const Campaign& campaign, const std::string& path);
 // The main table (markdown), as printed at the end of a run.
 std::string main_table(const Campaign& campaign);
 

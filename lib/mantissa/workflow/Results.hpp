@@ -17,6 +17,14 @@ struct HandOver {
   double residual = 0.0;
 };
 
+// A shot after the first one (a physics with several shots, PhysicsModel::num_shots): its
+// receiver traces (as VariantResult::traces, same stride) and its energy at the sample steps.
+struct ShotRecord {
+  std::vector<double> traces;
+  std::vector<std::int64_t> steps;
+  std::vector<double> times, energy;
+};
+
 struct PhaseTimes {
   double setup = 0.0, steps = 0.0, training = 0.0, inference = 0.0, io = 0.0;  // seconds
   double analysis = 0.0;  // comparisons against the reference, diagnostics, receivers (not in time per step)
@@ -39,6 +47,8 @@ struct VariantResult {
   std::vector<double> traces;
   std::int64_t num_receivers = 0;
   std::int64_t trace_stride = 1;  // physics steps between two trace rows
+  // Shots 1, 2, ... (extra_shots[i] is shot i + 1); the members above are shot 0's.
+  std::vector<ShotRecord> extra_shots;
 
   // Summary accuracy (NaN where undefined; the report writes null).
   double final_rel_l2 = 0.0, max_rel_l2 = 0.0, final_max_error = 0.0;
@@ -74,6 +84,14 @@ void serialize(Archive& a, HandOver& h) {
   a("reason", h.reason);
   a("energy_drift", h.energy_drift);
   a("residual", h.residual);
+}
+
+template <class Archive>
+void serialize(Archive& a, ShotRecord& s) {
+  a("traces", s.traces);
+  a("step", s.steps);
+  a("time", s.times);
+  a("energy", s.energy);
 }
 
 template <class Archive>
@@ -120,6 +138,7 @@ void serialize(Archive& a, VariantResult& r) {
   a("memory_hwm_mib", r.memory_hwm_mib);
   a("energy_joules", r.energy_joules);
   a.list("handovers", r.handovers);
+  a.list("extra_shots", r.extra_shots);
 }
 
 template <class Archive>

@@ -5,12 +5,19 @@ Schema: the keys docs/report-schema.md promises. Plausibility: the reference aga
 exactly zero error; an fp32 variant has a small but non-zero error; every number is finite (or
 null where the schema allows "undefined / not measured"). With --against, the accuracy numbers
 of both runs must be identical (resume test): same fields, same metrics, bit for bit.
+
+Shot gathers (gathers.h5, when the physics has receivers): the layout of docs/report-schema.md,
+every gather equal bit for bit to the traces report.h5 holds, one dataset per shot, different
+shots giving different gathers, finite energy series. With --against, identical gathers.
 """
 import argparse
 import json
 import math
 import os
 import sys
+
+import h5py
+import numpy as np
 
 FAILURES = []
 
@@ -96,6 +103,100 @@ def check_numbers(rep):
         check(t["samples"] > 0 and finite(t["final_loss"]), "surrogate trained on samples with a finite loss")
 
 
+def txt(v):
+    """A string attribute (mantissa writes fixed-length UTF-8, which h5py returns as bytes)."""
+    return v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)
+
+
+def gather_datasets(path):
+    """{variant: {"gathers/shot_NNNN" or "energy/shot_NNNN": array}} of a gathers.h5."""
+    with h5py.File(path, "r") as f:
+        return {v: {f"{g}/{s}": f[f"variants/{v}/{g}/{s}"][()] for g in ("gathers", "energy")
+                    for s in f[f"variants/{v}/{g}"]} for v in f["variants"]}
+
+
+def check_gathers(run_dir, rep):
+    path = os.path.join(run_dir, "gathers.h5")
+    out = rep["outputs"].get("gathers", "missing")
+    check(out in (None, "gathers.h5"), f"outputs.gathers = {out!r}")
+    check((out is None) != os.path.isfile(path), "gathers.h5 written exactly when outputs.gathers names it")
+    if out is None or not os.path.isfile(path):
+        return
+    with h5py.File(os.path.join(run_dir, "report.h5"), "r") as r, h5py.File(path, "r") as f:
+        a = f.attrs
+        check(txt(a["schema"]) == "mantissa-gathers" and a["schema_version"] == 1, "gathers schema and version")
+        dim, nrec, nshots, dt = int(a["dim"]), int(a["num_receivers"]), int(a["num_shots"]), float(a["dt"])
+        check(dim in (2, 3) and nrec > 0 and nshots >= 1 and dt > 0, f"root attributes {dict(a)}")
+        check(len(txt(a["receiver_names"]).split("\n")) == nrec, "one receiver name per receiver")
+        coords = a["receiver_coordinates"]
+        check(coords.shape == (nrec, dim), f"receiver_coordinates shape {coords.shape}")
+        for k in ("quantity", "unit", "time_unit", "length_unit"):
+            check(len(txt(a[k])) > 0, f"root attribute {k} set")
+        recorded = [v for v in r["variants"] if r[f"variants/{v}"].attrs["num_receivers"] > 0]
+        check(len(recorded) > 0, "some variant recorded receivers")
+        check(sorted(recorded) == sorted(f["variants"]), f"gathers for {sorted(f['variants'])}, "
+              f"report.h5 traces for {sorted(recorded)}")
+        for v in recorded:
+            if v not in f["variants"]:
+                continue
+            rv, gv = r[f"variants/{v}"], f[f"variants/{v}"]
+            stride = int(rv.attrs["trace_stride"])
+            check(gv.attrs["record_every"] == stride, f"{v}: record_every = report.h5 trace_stride")
+            # Shot 0's traces are report.h5's `traces`, later shots its `extra_shots/<i>/traces`.
+            series = [(rv["traces"][()], rv["step"][()], rv["time"][()], rv["energy"][()])]
+            if "extra_shots" in rv:
+                for i in range(int(rv["extra_shots"].attrs["count"])):
+                    x = rv[f"extra_shots/{i}"]
+                    series.append((x["traces"][()], x["step"][()], x["time"][()], x["energy"][()]))
+            series = [s for s in series if s[0].size > 0]
+            shots = sorted(gv["gathers"])
+            check(shots == [f"shot_{i:04d}" for i in range(len(series))], f"{v}: shot datasets {shots}")
+            check(int(gv.attrs["num_shots"]) == len(shots), f"{v}: num_shots attribute")
+            if txt(rv.attrs["kind"]) in ("reference", "physics") and txt(rv.attrs["status"]) == "ok":
+                check(len(shots) == nshots, f"{v}: {len(shots)} shot gathers, the deck has {nshots} shots")
+            gathers = []
+            for i, (traces, steps, times, energy) in enumerate(series):
+                name = f"shot_{i:04d}"
+                if name not in gv["gathers"]:
+                    continue
+                ds = gv[f"gathers/{name}"]
+                g = ds[()]
+                ns = traces.size // nrec
+                check(g.dtype == np.float64 and g.shape == (nrec, ns), f"{v}/{name}: shape {g.shape} dtype {g.dtype}")
+                # The same numbers as report.h5, transposed to receivers x time, bit for bit.
+                check(g.shape == (nrec, ns) and np.array_equal(g, traces.reshape(ns, nrec).T),
+                      f"{v}/{name}: gather differs from report.h5's traces")
+                da = ds.attrs
+                check(da["shot"] == i and da["num_receivers"] == nrec and da["num_samples"] == ns,
+                      f"{v}/{name}: shot/num_receivers/num_samples attributes")
+                check(da["sample_interval"] == dt * stride and da["t0"] == 0.0 and da["record_every"] == stride,
+                      f"{v}/{name}: sampling attributes")
+                check(np.array_equal(da["receiver_coordinates"], coords), f"{v}/{name}: receiver_coordinates")
+                nsrc = int(da["num_sources"])
+                check(nsrc >= 1 and da["source_positions"].shape == (nsrc, dim), f"{v}/{name}: source_positions")
+                for k in ("source_frequency", "source_delay", "source_amplitude"):
+                    check(da[k].shape == (nsrc,) and np.all(np.isfinite(da[k])), f"{v}/{name}: {k}")
+                check(len(txt(da["source_wavelet"]).split("\n")) == nsrc, f"{v}/{name}: source_wavelet")
+                if txt(rv.attrs["status"]) == "ok":
+                    check(np.all(np.isfinite(g)) and np.max(np.abs(g)) > 0, f"{v}/{name}: finite, not all zero")
+                e = gv[f"energy/{name}"][()]
+                check(e.shape == (len(steps), 3), f"{v}/energy/{name}: shape {e.shape}")
+                if e.shape == (len(steps), 3):
+                    check(np.array_equal(e[:, 0], steps) and np.array_equal(e[:, 1], times)
+                          and np.array_equal(e[:, 2], energy), f"{v}/energy/{name}: equals report.h5's series")
+                    check(e[0, 0] == 0 and np.all(np.diff(e[:, 0]) > 0), f"{v}/energy/{name}: steps from 0, increasing")
+                    check(np.all(np.isfinite(e)) and np.max(e[:, 2]) > 0, f"{v}/energy/{name}: finite, positive somewhere")
+                    check(np.allclose(e[:, 1], e[:, 0] * dt, rtol=1e-12, atol=0), f"{v}/energy/{name}: time = step dt")
+                gathers.append((name, g, da["source_positions"]))
+            # Different shots are different experiments: their sources and gathers must differ.
+            for x in range(len(gathers)):
+                for y in range(x + 1, len(gathers)):
+                    (nx, gx, sx), (ny, gy, sy) = gathers[x], gathers[y]
+                    check(not np.array_equal(sx, sy), f"{v}: {nx} and {ny} have the same sources")
+                    check(gx.shape == gy.shape and np.max(np.abs(gx - gy)) > 1e-3 * np.max(np.abs(gx)),
+                          f"{v}: {nx} and {ny} gathers do not differ")
+
+
 def compare(rep, other):
     a = {v["name"]: v["accuracy"] for v in rep["variants"]}
     b = {v["name"]: v["accuracy"] for v in other["variants"]}
@@ -113,9 +214,18 @@ def main():
     rep = load(args.run_dir)
     check_schema(rep)
     check_numbers(rep)
+    check_gathers(args.run_dir, rep)
     if args.against:
         compare(rep, load(args.against))
         check(rep["context"]["resumed"], "the resumed run says it was resumed")
+        if os.path.isfile(os.path.join(args.against, "gathers.h5")):
+            a = gather_datasets(os.path.join(args.run_dir, "gathers.h5"))
+            b = gather_datasets(os.path.join(args.against, "gathers.h5"))
+            check(a.keys() == b.keys(), "same variants in gathers.h5")
+            for v in a:
+                check(a[v].keys() == b.get(v, {}).keys(), f"{v}: same shots in gathers.h5")
+                for s in a[v]:
+                    check(s in b.get(v, {}) and np.array_equal(a[v][s], b[v][s]), f"{v}/{s}: differs between the two runs")
     for f in ("report.md", "report.h5", "snapshots.xmf", "run.log"):
         check(os.path.isfile(os.path.join(args.run_dir, f)), f"{f} written")
     if FAILURES:

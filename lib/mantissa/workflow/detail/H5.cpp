@@ -118,6 +118,28 @@ void h5_attr(hid_t obj, const std::string& name, const std::string& v) {
         "cannot write attribute '" + name + "'");
 }
 
+void h5_attr(hid_t obj, const std::string& name, const std::vector<std::uint64_t>& shape,
+             const std::vector<double>& v) {
+  std::uint64_t n = 1;
+  for (auto e : shape) n *= e;
+  check(n == v.size(), "attribute '" + name + "': " + std::to_string(v.size()) + " values for " +
+                           std::to_string(n) + " elements");
+  auto s = simple_space(shape);
+  H5Handle a(H5Acreate2(obj, name.c_str(), H5T_NATIVE_DOUBLE, s.id(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.valid() && (n == 0 || H5Awrite(a.id(), H5T_NATIVE_DOUBLE, v.data()) >= 0),
+        "cannot write attribute '" + name + "'");
+}
+
+std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name) {
+  auto a = open_attr(obj, name);
+  H5Handle space(H5Aget_space(a.id()), H5Sclose);
+  const auto n = H5Sget_simple_extent_npoints(space.id());
+  std::vector<double> v(static_cast<std::size_t>(n > 0 ? n : 0));
+  check(v.empty() || H5Aread(a.id(), H5T_NATIVE_DOUBLE, v.data()) >= 0,
+        "cannot read attribute '" + name + "'");
+  return v;
+}
+
 double h5_attr_double(hid_t obj, const std::string& name) {
   auto a = open_attr(obj, name);
   double v = 0.0;

@@ -37,9 +37,13 @@ bool h5_exists(hid_t parent, const std::string& name);
 void h5_attr(hid_t obj, const std::string& name, double v);
 void h5_attr(hid_t obj, const std::string& name, std::int64_t v);
 void h5_attr(hid_t obj, const std::string& name, const std::string& v);
+// An array attribute of doubles with the given shape (row major), e.g. coordinates (n x dim).
+void h5_attr(hid_t obj, const std::string& name, const std::vector<std::uint64_t>& shape,
+             const std::vector<double>& v);
 double h5_attr_double(hid_t obj, const std::string& name);
 std::int64_t h5_attr_int(hid_t obj, const std::string& name);
 std::string h5_attr_string(hid_t obj, const std::string& name);
+std::vector<double> h5_attr_doubles(hid_t obj, const std::string& name);
 
 // Datasets of doubles / int64 with the given shape (row major); shape {n} for 1D.
 void h5_write(hid_t parent, const std::string& name, const std::vector<std::uint64_t>& shape,
