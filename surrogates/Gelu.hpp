@@ -2,6 +2,7 @@
 // GELU with the exact erf form, x * Phi(x) (Hendrycks and Gimpel, arXiv:1606.08415), which is
 // PyTorch's nn.GELU() default; derivative Phi(x) + x * phi(x).
 #include <surrogates/Tensor.hpp>
+#include <surrogates/detail/FastMath.hpp>
 
 #include <string>
 
@@ -15,6 +16,19 @@ template <class T>
 KOKKOS_INLINE_FUNCTION T gelu_derivative(T x) {
   const T cdf = T(0.5) * (T(1) + math::erf(x * T(0.70710678118654752440)));
   const T pdf = T(0.39894228040143267794) * math::exp(T(-0.5) * x * x);
+  return cdf + x * pdf;
+}
+
+// fp32: erf and exp as vectorisable arithmetic (detail/FastMath.hpp, ~1 ulp) instead of libm calls,
+// which kept these loops scalar; the fp64 model keeps math::erf / math::exp.
+template <>
+KOKKOS_INLINE_FUNCTION float gelu<float>(float x) {
+  return 0.5f * x * (1.0f + detail::erf_fast(x * 0.70710678118654752440f));
+}
+template <>
+KOKKOS_INLINE_FUNCTION float gelu_derivative<float>(float x) {
+  const float cdf = 0.5f * (1.0f + detail::erf_fast(x * 0.70710678118654752440f));
+  const float pdf = 0.39894228040143267794f * detail::exp_nonpositive(-0.5f * x * x);
   return cdf + x * pdf;
 }
 

@@ -16,6 +16,9 @@ namespace mantissa::surrogates {
 // Which precision the matrix multiplies use and whether fp8 scaling states advance.
 struct Context {
   Precision compute = Precision::fp32;
+  // The caller guarantees that the weights are unchanged since this model's previous forward
+  // (an inference session): 16-bit weight copies rounded then are reused instead of rounded again.
+  bool weights_unchanged = false;
 };
 
 template <class T>
@@ -65,7 +68,11 @@ class Linear {
     if constexpr (std::is_same<T, float>::value) {
       if (rounds_without_scaling(ctx.compute)) {
         m_xr.round(ctx.compute, x, "mantissa::surrogates::Linear::x_rounded");
-        m_wr.round(ctx.compute, m_w, "mantissa::surrogates::Linear::w_rounded");
+        if (!(ctx.weights_unchanged && m_wr_valid && m_wr_precision == ctx.compute)) {
+          m_wr.round(ctx.compute, m_w, "mantissa::surrogates::Linear::w_rounded");
+          m_wr_precision = ctx.compute;
+          m_wr_valid = true;
+        }
         gemm_rounded(ctx.compute, 'N', 'T', 1.0f, m_xr, m_wr, 1.0f, y);
         return;
       }
@@ -142,6 +149,8 @@ class Linear {
   Matrix<T> m_x;
   Matmul<T> m_mm;
   RoundedOperand m_xr, m_wr, m_dyr;
+  Precision m_wr_precision = Precision::fp32;
+  bool m_wr_valid = false;
   DelayedScaling m_sx{448.0f}, m_sw{448.0f}, m_sdy{57344.0f};
 };
 
