@@ -52,19 +52,43 @@ class Linear {
   }
 
   void forward(const Context& ctx, const Matrix<T>& x, Matrix<T>& y) {
+    forward_residual(ctx, x, Matrix<T>(), y);
+  }
+
+  // y = residual + x W^T + b (a residual connection folded into the GEMM's accumulation: one pass
+  // writes residual + b, the GEMM adds onto it); an empty residual means none.
+  void forward_residual(const Context& ctx, const Matrix<T>& x, const Matrix<T>& residual, Matrix<T>& y) {
     m_x = x;
     ensure_shape(y, "mantissa::surrogates::Linear::" + m_name + ".y", x.extent(0), m_out);
-    auto b = m_b;
+    if (residual.data() != nullptr &&
+        (residual.extent(0) != y.extent(0) || residual.extent(1) != y.extent(1)))
+      throw Error("mantissa::surrogates::Linear::forward_residual: residual shape does not match the output");
+    init_output(y, m_b, residual);
+    forward_gemm(ctx, x, y);
+  }
+
+  // y = b (+ residual), row by row, so the inner loop is contiguous (no index division).
+  static void init_output(const Matrix<T>& y, const Vector<T>& bias, const Matrix<T>& residual) {
+    auto b = bias;
     auto yy = y;
-    const std::int64_t cols = m_out;
-    // Row by row, so the inner loop is a contiguous copy of the bias (no index division).
+    auto res = residual;
+    const bool has_res = residual.data() != nullptr;
+    const std::int64_t cols = y.extent(1);
     Kokkos::parallel_for(
         "mantissa::surrogates::Linear::bias", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(y.extent(0))),
         KOKKOS_LAMBDA(const std::int64_t r) {
           T* KOKKOS_RESTRICT row = &yy(r, 0);
-          const T* KOKKOS_RESTRICT bias = b.data();
-          for (std::int64_t c = 0; c < cols; ++c) row[c] = bias[c];
+          const T* KOKKOS_RESTRICT bb = b.data();
+          if (has_res) {
+            const T* KOKKOS_RESTRICT rr = &res(r, 0);
+            for (std::int64_t c = 0; c < cols; ++c) row[c] = rr[c] + bb[c];
+          } else {
+            for (std::int64_t c = 0; c < cols; ++c) row[c] = bb[c];
+          }
         });
+  }
+
+  void forward_gemm(const Context& ctx, const Matrix<T>& x, const Matrix<T>& y) {
     if constexpr (std::is_same<T, float>::value) {
       if (rounds_without_scaling(ctx.compute)) {
         m_xr.round(ctx.compute, x, "mantissa::surrogates::Linear::x_rounded");

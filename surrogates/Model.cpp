@@ -65,17 +65,12 @@ void Model<T>::forward(const Context& ctx, const TokenLayout& layout, const Matr
     b.ln1.forward(x, b.a1);
     b.qkv.forward(ctx, b.a1, b.q);
     b.attn.forward(ctx.compute, layout.windows(b.shifted), b.q, b.att);
-    b.proj.forward(ctx, b.att, b.pr);
-    ensure_shape(b.h, "mantissa::surrogates::Model::h", x.extent(0), x.extent(1));
-    Kokkos::deep_copy(b.h, x);
-    add_into(b.h, b.pr);
+    // Residuals folded into the projections' outputs: h = x + proj(att), out = h + fc2(g1).
+    b.proj.forward_residual(ctx, b.att, x, b.h);
     b.ln2.forward(b.h, b.a2);
     b.fc1.forward(ctx, b.a2, b.f1);
     b.gelu.forward(b.f1, b.g1);
-    b.fc2.forward(ctx, b.g1, b.f2);
-    ensure_shape(b.out, "mantissa::surrogates::Model::block_out", x.extent(0), x.extent(1));
-    Kokkos::deep_copy(b.out, b.h);
-    add_into(b.out, b.f2);
+    b.fc2.forward_residual(ctx, b.g1, b.h, b.out);
     x = b.out;
   }
   m_head.forward(ctx, x, out);

@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,16 +31,22 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// GEMM peak: square products large enough to reach the library's steady state.
+// GEMM peak: square products large enough to reach the library's steady state; best of `reps`
+// (the machine may be shared: the best time is the one least disturbed). Every timing below is
+// also the best of `reps` after a warm-up, for mantissa and PyTorch alike.
 double blas_gflops(int n, int reps) {
   auto A = ms::make_matrix<float>("bench::A", n, n), B = ms::make_matrix<float>("bench::B", n, n),
        C = ms::make_matrix<float>("bench::C", n, n);
   Kokkos::deep_copy(A, 0.5f);
   Kokkos::deep_copy(B, 0.25f);
   ms::gemm<float>('N', 'T', 1.0f, A, B, 0.0f, C);
-  const auto t0 = Clock::now();
-  for (int r = 0; r < reps; ++r) ms::gemm<float>('N', 'T', 1.0f, A, B, 0.0f, C);
-  return 2.0 * n * double(n) * n * reps / seconds_since(t0) / 1e9;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    ms::gemm<float>('N', 'T', 1.0f, A, B, 0.0f, C);
+    best = std::min(best, seconds_since(t0));
+  }
+  return 2.0 * n * double(n) * n / best / 1e9;
 }
 double onednn_gflops(int n, int reps) {
   if (!ms::onednn_available()) return 0.0;
@@ -48,9 +55,13 @@ double onednn_gflops(int n, int reps) {
   Kokkos::deep_copy(A, std::uint16_t(0x3f00));
   Kokkos::deep_copy(B, std::uint16_t(0x3e80));
   ms::gemm_onednn_bf16('N', 'T', 1.0f, A, B, 0.0f, C);
-  const auto t0 = Clock::now();
-  for (int r = 0; r < reps; ++r) ms::gemm_onednn_bf16('N', 'T', 1.0f, A, B, 0.0f, C);
-  return 2.0 * n * double(n) * n * reps / seconds_since(t0) / 1e9;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    ms::gemm_onednn_bf16('N', 'T', 1.0f, A, B, 0.0f, C);
+    best = std::min(best, seconds_since(t0));
+  }
+  return 2.0 * n * double(n) * n / best / 1e9;
 }
 
 }  // namespace
@@ -98,7 +109,7 @@ int main(int argc, char** argv) {
       ds.add(in, out);
     }
     const auto norm = ds.normalization();
-    const double blas = blas_gflops(1024, 5), dnnl = onednn_gflops(1024, 5);
+    const double blas = blas_gflops(1024, 10), dnnl = onednn_gflops(1024, 10);
     std::printf("  GEMM peak (1024^3, this run): BLAS sgemm %.1f GFLOP/s, oneDNN bf16 %.1f GFLOP/s\n", blas,
                 dnnl);
 
@@ -129,9 +140,13 @@ int main(int argc, char** argv) {
         trainer.step(layout, in, out);
         Kokkos::fence();
         auto t0 = Clock::now();
-        for (int i = 0; i < reps; ++i) trainer.step(layout, in, out);
-        Kokkos::fence();
-        r.train_s = seconds_since(t0) / reps;
+        r.train_s = 1e30;
+        for (int i = 0; i < reps; ++i) {
+          t0 = Clock::now();
+          trainer.step(layout, in, out);
+          Kokkos::fence();
+          r.train_s = std::min(r.train_s, seconds_since(t0));
+        }
         ms::set_gemm_timing(true);
         ms::reset_gemm_counters();
         t0 = Clock::now();
@@ -141,16 +156,19 @@ int main(int argc, char** argv) {
         const auto ct = ms::gemm_counter(path);
         ms::set_gemm_timing(false);
 
-        model.forward(ms::Context{p}, l1, in1, pred);
+        model.forward(ms::Context{p, true}, l1, in1, pred);
         Kokkos::fence();
-        t0 = Clock::now();
-        for (int i = 0; i < reps; ++i) model.forward(ms::Context{p}, l1, in1, pred);
-        Kokkos::fence();
-        r.infer_s = seconds_since(t0) / reps;
+        r.infer_s = 1e30;
+        for (int i = 0; i < reps; ++i) {
+          t0 = Clock::now();
+          model.forward(ms::Context{p, true}, l1, in1, pred);
+          Kokkos::fence();
+          r.infer_s = std::min(r.infer_s, seconds_since(t0));
+        }
         ms::set_gemm_timing(true);
         ms::reset_gemm_counters();
         t0 = Clock::now();
-        model.forward(ms::Context{p}, l1, in1, pred);
+        model.forward(ms::Context{p, true}, l1, in1, pred);
         Kokkos::fence();
         const double ti = seconds_since(t0);
         const auto ci = ms::gemm_counter(path);
@@ -215,6 +233,29 @@ int main(int argc, char** argv) {
           "%.2fx)\n",
           res["fp32"].train_s / res["bf16"].train_s, res["fp32"].infer_s / res["bf16"].infer_s,
           field("fp32_train_s") / field("bf16_train_s"), field("fp32_infer_s") / field("bf16_infer_s"));
+    // The goals of issue 4, from the numbers above.
+    auto verdict = [](bool met) { return met ? "met" : "NOT met"; };
+    std::printf("  goals:\n");
+    if (torch && res.count("fp32")) {
+      const double tr = field("fp32_train_s") / res["fp32"].train_s,
+                   ti = field("fp32_infer_s") / res["fp32"].infer_s;
+      std::printf("    fp32 at least as fast as PyTorch: train %.2fx, inference %.2fx -> %s\n", tr, ti,
+                  verdict(tr >= 1.0 && ti >= 1.0));
+    }
+    if (res.count("fp32") && res.count("bf16")) {
+      const double tr = res["fp32"].train_s / res["bf16"].train_s,
+                   ti = res["fp32"].infer_s / res["bf16"].infer_s;
+      std::printf("    bf16 at least 1.5x own fp32: train %.2fx, inference %.2fx -> %s\n", tr, ti,
+                  verdict(tr >= 1.5 && ti >= 1.5));
+    }
+    for (const auto& [name, r] : res) {
+      if (name == "fp64") continue;  // dgemm: half the fp32 rate by construction
+      const bool onednn = ms::gemm_path(mantissa::parse_precision(name)) == ms::GemmPath::onednn_bf16;
+      const double peak = onednn ? dnnl : blas;
+      std::printf("    %s GEMMs at >= 70%% of the %s peak: %.0f%% -> %s\n", name.c_str(),
+                  onednn ? "oneDNN bf16" : "sgemm", 100.0 * r.gemm_rate / peak,
+                  verdict(r.gemm_rate >= 0.7 * peak));
+    }
   }
   MPI_Finalize();
   return 0;
