@@ -1,4 +1,5 @@
 #include <surrogates/Gemm.hpp>
+#include <surrogates/detail/GemmVendor.hpp>
 
 #include <KokkosBlas3_gemm.hpp>
 
@@ -10,7 +11,7 @@
 namespace mantissa::surrogates {
 
 namespace {
-std::array<GemmCounter, 4> g_counters{};
+std::array<GemmCounter, 5> g_counters{};
 std::mutex g_counter_mutex;
 bool g_timing = false;
 constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
@@ -26,11 +27,15 @@ std::string_view to_string(GemmPath p) {
       return "fp32_embedded";
     case GemmPath::portable:
       return "portable";
+    case GemmPath::vendor_lt:
+      return "vendor_lt";
   }
   return "unknown";
 }
 
 GemmPath gemm_path(Precision compute) {
+  // Device memory with a vendor library compiled in: tensor cores for every 16/8-bit precision.
+  if (!host_memory && detail::vendor_gemm_handles(compute)) return GemmPath::vendor_lt;
   switch (compute) {
     case Precision::fp64:
     case Precision::fp32:
@@ -67,10 +72,21 @@ std::string gemm_backends() {
       case GemmPath::portable:
         os << " (Kokkos kernel, fp32 accumulate)";
         break;
+      case GemmPath::vendor_lt:
+        os << " (" << detail::vendor_gemm_library() << ", fp32 accumulate"
+           << (p == Precision::fp8_e4m3 || p == Precision::fp8_e5m2
+                   ? ", per-tensor scale pointers; E5M2 x E5M2 and declined shapes: portable)"
+                   : ")");
+        break;
     }
     os << "\n";
   }
-  os << "  vendor tensor-core paths (cuBLASLt, hipBLASLt): not implemented in this build";
+  const std::string vendor = detail::vendor_gemm_library();
+  os << "  vendor tensor-core GEMM: "
+     << (vendor.empty()
+             ? "none compiled in (cuBLASLt / hipBLASLt are built only for the CUDA / HIP back-ends "
+               "when found)"
+             : vendor + " compiled in" + (host_memory ? ", unused for host memory" : ""));
   return os.str();
 }
 

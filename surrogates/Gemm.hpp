@@ -15,9 +15,12 @@
 //                   of the low-precision values (host without oneDNN, and fp16 on CPUs that
 //                   lack AVX-512 FP16);
 //  - portable:      a Kokkos kernel with fp32 accumulation for any 16/8-bit storage type, the
-//                   path for device back-ends without a vendor low-precision GEMM.
-// cuBLASLt / hipBLASLt tensor-core paths are named here but not implemented yet (no GPU
-// build of this code has been made); gemm_backends() says so.
+//                   path for device back-ends without a vendor low-precision GEMM;
+//  - vendor_lt:     bf16 / fp16 / fp8 on tensor cores through cuBLASLt (CUDA) or hipBLASLt (HIP),
+//                   fp32 accumulate, compiled only where the library was found
+//                   (surrogates/detail/GemmVendor.hpp); a problem the library declines (fp8
+//                   E5M2 x E5M2, unsupported shapes or GPU) runs on the portable path and is
+//                   counted there. gemm_backends() says which library, if any, is compiled in.
 #include <mantissa/core/Precision.hpp>
 #include <surrogates/Tensor.hpp>
 
@@ -28,7 +31,7 @@
 
 namespace mantissa::surrogates {
 
-enum class GemmPath { kokkos_blas, onednn_bf16, fp32_embedded, portable };
+enum class GemmPath { kokkos_blas, onednn_bf16, fp32_embedded, portable, vendor_lt };
 std::string_view to_string(GemmPath p);
 
 // The path the GEMM of a given compute precision takes in this build on this execution space.

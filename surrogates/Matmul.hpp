@@ -9,6 +9,7 @@
 // the product is de-scaled by alpha / (scale_a * scale_b).
 #include <mantissa/core/LowPrecision.hpp>
 #include <surrogates/Gemm.hpp>
+#include <surrogates/detail/GemmVendor.hpp>
 
 #include <string>
 
@@ -78,7 +79,10 @@ class Matmul {
           // Count under the path that names the arithmetic, not only the BLAS call underneath.
           count_gemm(GemmPath::fp32_embedded, C.extent(0), C.extent(1),
                      (ta == 'T' || ta == 't') ? A.extent(0) : A.extent(1), gemm_elapsed(t0));
-        } else {
+        } else if (path != GemmPath::vendor_lt ||
+                   !detail::gemm_vendor_rounded(p, detail::use_e5m2(p, fa.kind), detail::use_e5m2(p, fb.kind),
+                                                ta, tb, alpha, m_af, sa, m_bf, sb, beta, C)) {
+          // Portable kernel, also for what the vendor library declines (it then leaves C alone).
           gemm_portable<float>(ta, tb, a, m_af, m_bf, beta, C);
         }
       }
