@@ -5,16 +5,25 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
 namespace mantissa::surrogates {
 
 namespace {
-std::array<GemmCounter, 5> g_counters{};
+std::array<GemmCounter, 6> g_counters{};
 std::mutex g_counter_mutex;
 bool g_timing = false;
 constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+// MANTISSA_FP32_GEMM=blas: fp32 through the BLAS TPL even where oneDNN is compiled in.
+bool fp32_blas_forced() {
+  static const bool forced = [] {
+    const char* v = std::getenv("MANTISSA_FP32_GEMM");
+    return v != nullptr && std::string(v) == "blas";
+  }();
+  return forced;
+}
 }  // namespace
 
 std::string_view to_string(GemmPath p) {
@@ -29,6 +38,8 @@ std::string_view to_string(GemmPath p) {
       return "portable";
     case GemmPath::vendor_lt:
       return "vendor_lt";
+    case GemmPath::onednn_f32:
+      return "onednn_f32";
   }
   return "unknown";
 }
@@ -38,8 +49,10 @@ GemmPath gemm_path(Precision compute) {
   if (!host_memory && detail::vendor_gemm_handles(compute)) return GemmPath::vendor_lt;
   switch (compute) {
     case Precision::fp64:
-    case Precision::fp32:
       return GemmPath::kokkos_blas;
+    case Precision::fp32:
+      return host_memory && onednn_available() && !fp32_blas_forced() ? GemmPath::onednn_f32
+                                                                      : GemmPath::kokkos_blas;
     case Precision::bf16:
     case Precision::fp8_e4m3:
     case Precision::fp8_e5m2:
@@ -71,6 +84,9 @@ std::string gemm_backends() {
         break;
       case GemmPath::portable:
         os << " (Kokkos kernel, fp32 accumulate)";
+        break;
+      case GemmPath::onednn_f32:
+        os << " (oneDNN matmul fp32; MANTISSA_FP32_GEMM=blas selects the BLAS TPL)";
         break;
       case GemmPath::vendor_lt:
         os << " (" << detail::vendor_gemm_library() << ", fp32 accumulate"
@@ -154,6 +170,15 @@ void gemm(char ta, char tb, T alpha, const Matrix<const T>& A, const Matrix<cons
   const double t0 = gemm_clock_start();
   KokkosBlas::gemm(tas, tbs, alpha, A, B, beta, C);
   count_gemm(GemmPath::kokkos_blas, C.extent(0), C.extent(1), k, gemm_elapsed(t0));
+}
+
+void gemm_fp32(char ta, char tb, float alpha, const Matrix<const float>& A, const Matrix<const float>& B,
+               float beta, const Matrix<float>& C) {
+  if (gemm_path(Precision::fp32) == GemmPath::onednn_f32 && A.extent(0) * A.extent(1) > 0 &&
+      B.extent(0) * B.extent(1) > 0)
+    gemm_onednn_f32(ta, tb, alpha, A, B, beta, C);
+  else
+    gemm<float>(ta, tb, alpha, A, B, beta, C);
 }
 
 template void gemm<float>(char, char, float, const Matrix<const float>&, const Matrix<const float>&, float,

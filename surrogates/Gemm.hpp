@@ -4,6 +4,10 @@
 //   C = alpha * op(A) * op(B) + beta * C        (op = identity or transpose, row-major views)
 //
 // Paths, chosen in one place (gemm_path) from the compute precision and the build:
+//  - onednn_f32:    fp32 with oneDNN's matmul on hosts when built with Mantissa_ENABLE_ONEDNN: its
+//                   JIT kernels use AVX-512 where the BLAS TPL may not (Debian's OpenBLAS 0.3.21 runs
+//                   its AVX2 Haswell kernels on Zen 4); MANTISSA_FP32_GEMM=blas in the environment
+//                   selects kokkos_blas instead;
 //  - kokkos_blas:   fp64/fp32 through KokkosBlas::gemm, i.e. the BLAS TPL on hosts (OpenBLAS
 //                   here), cuBLAS / rocBLAS on GPUs;
 //  - onednn_bf16:   bf16 x bf16 -> fp32 with oneDNN's matmul (AVX-512 BF16 / AMX), host only,
@@ -31,7 +35,7 @@
 
 namespace mantissa::surrogates {
 
-enum class GemmPath { kokkos_blas, onednn_bf16, fp32_embedded, portable, vendor_lt };
+enum class GemmPath { kokkos_blas, onednn_bf16, fp32_embedded, portable, vendor_lt, onednn_f32 };
 std::string_view to_string(GemmPath p);
 
 // The path the GEMM of a given compute precision takes in this build on this execution space.
@@ -105,6 +109,14 @@ void gemm_portable(char ta, char tb, float alpha, const Matrix<const TL>& A, con
       });
   count_gemm(GemmPath::portable, m, n, k, gemm_elapsed(t0));
 }
+
+// fp32 on the path gemm_path(Precision::fp32) names (onednn_f32 or kokkos_blas).
+void gemm_fp32(char ta, char tb, float alpha, const Matrix<const float>& A, const Matrix<const float>& B,
+               float beta, const Matrix<float>& C);
+
+// fp32 x fp32 -> fp32 with oneDNN. Host memory only; throws mantissa::Error without oneDNN.
+void gemm_onednn_f32(char ta, char tb, float alpha, const Matrix<const float>& A,
+                     const Matrix<const float>& B, float beta, const Matrix<float>& C);
 
 // bf16 x bf16 -> fp32 with oneDNN; A and B hold bf16 bit patterns (uint16). Host memory only.
 // Throws mantissa::Error when oneDNN is not compiled in.

@@ -1,6 +1,6 @@
-// The oneDNN bf16 matmul (host only). Primitives are JIT-compiled per shape by oneDNN, so they
-// are built once per (m, n, k, transposes, beta) and cached: the surrogate calls the same few
-// shapes every step.
+// The oneDNN matmuls (host only): bf16 x bf16 -> fp32 and fp32 x fp32 -> fp32. Primitives are
+// JIT-compiled per shape by oneDNN, so they are built once per (operand type, m, n, k, transposes,
+// beta) and cached: the surrogate calls the same few shapes every step.
 #include <surrogates/Gemm.hpp>
 
 #if defined(MANTISSA_HAVE_ONEDNN)
@@ -19,7 +19,7 @@ namespace {
 struct OneDnnState {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool, bool, bool>;
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, bool, bool, bool>;
   struct Entry {
     dnnl::matmul matmul;
     dnnl::memory::desc scratch_md;
@@ -34,30 +34,26 @@ OneDnnState& state() {
   static OneDnnState s;
   return s;
 }
-}  // namespace
 
-bool onednn_available() {
-  return true;
-}
-
-void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uint16_t>& A,
-                      const Matrix<const std::uint16_t>& B, float beta, const Matrix<float>& C) {
+// C = alpha op(A) op(B) + beta C with A, B of oneDNN type `type` (bf16 or f32), C fp32.
+void onednn_matmul(const char* who, GemmPath path, dnnl::memory::data_type type, char ta, char tb,
+                   float alpha, const void* A, std::int64_t a0, std::int64_t a1, const void* B,
+                   std::int64_t b0, std::int64_t b1, float beta, const Matrix<float>& C) {
   static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible,
                 "the oneDNN path is compiled only for host execution spaces");
-  check_gemm_shapes("gemm_onednn_bf16", ta, tb, A.extent(0), A.extent(1), B.extent(0), B.extent(1),
-                    C.extent(0), C.extent(1));
+  check_gemm_shapes(who, ta, tb, a0, a1, b0, b1, C.extent(0), C.extent(1));
   const bool at = (ta == 'T' || ta == 't'), bt = (tb == 'T' || tb == 't');
-  const std::int64_t m = C.extent(0), n = C.extent(1), k = at ? A.extent(0) : A.extent(1);
+  const std::int64_t m = C.extent(0), n = C.extent(1), k = at ? a0 : a1;
   if (m == 0 || n == 0) return;
   using dt = dnnl::memory::data_type;
   // Row-major storage; a transposed operand is described by swapped strides.
-  const dnnl::memory::desc a_md({m, k}, dt::bf16, at ? dnnl::memory::dims{1, m} : dnnl::memory::dims{k, 1});
-  const dnnl::memory::desc b_md({k, n}, dt::bf16, bt ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
+  const dnnl::memory::desc a_md({m, k}, type, at ? dnnl::memory::dims{1, m} : dnnl::memory::dims{k, 1});
+  const dnnl::memory::desc b_md({k, n}, type, bt ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
   const dnnl::memory::desc c_md({m, n}, dt::f32, dnnl::memory::dims{n, 1});
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   const bool accumulate = beta != 0.0f;
-  const OneDnnState::Key key{m, n, k, at, bt, accumulate};
+  const OneDnnState::Key key{int(type), m, n, k, at, bt, accumulate};
   auto it = s.cache.find(key);
   if (it == s.cache.end()) {
     dnnl::primitive_attr attr;
@@ -82,8 +78,8 @@ void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uin
     Kokkos::fence();
   }
   const double t0 = gemm_clock_start();
-  dnnl::memory a_mem(a_md, s.engine, const_cast<std::uint16_t*>(A.data()));
-  dnnl::memory b_mem(b_md, s.engine, const_cast<std::uint16_t*>(B.data()));
+  dnnl::memory a_mem(a_md, s.engine, const_cast<void*>(A));
+  dnnl::memory b_mem(b_md, s.engine, const_cast<void*>(B));
   dnnl::memory c_mem(c_md, s.engine, C.data());
   float alpha_copy = alpha;
   dnnl::memory scale_mem({{1}, dt::f32, {1}}, s.engine, &alpha_copy);
@@ -94,7 +90,24 @@ void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uin
                                        {DNNL_ARG_ATTR_OUTPUT_SCALES, scale_mem},
                                        {DNNL_ARG_SCRATCHPAD, scratch_mem}});
   s.stream.wait();
-  count_gemm(GemmPath::onednn_bf16, m, n, k, gemm_elapsed(t0));
+  count_gemm(path, m, n, k, gemm_elapsed(t0));
+}
+}  // namespace
+
+bool onednn_available() {
+  return true;
+}
+
+void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uint16_t>& A,
+                      const Matrix<const std::uint16_t>& B, float beta, const Matrix<float>& C) {
+  onednn_matmul("gemm_onednn_bf16", GemmPath::onednn_bf16, dnnl::memory::data_type::bf16, ta, tb, alpha,
+                A.data(), A.extent(0), A.extent(1), B.data(), B.extent(0), B.extent(1), beta, C);
+}
+
+void gemm_onednn_f32(char ta, char tb, float alpha, const Matrix<const float>& A,
+                     const Matrix<const float>& B, float beta, const Matrix<float>& C) {
+  onednn_matmul("gemm_onednn_f32", GemmPath::onednn_f32, dnnl::memory::data_type::f32, ta, tb, alpha,
+                A.data(), A.extent(0), A.extent(1), B.data(), B.extent(0), B.extent(1), beta, C);
 }
 
 #else
@@ -107,6 +120,12 @@ void gemm_onednn_bf16(char, char, float, const Matrix<const std::uint16_t>&,
                       const Matrix<const std::uint16_t>&, float, const Matrix<float>&) {
   throw Error(
       "mantissa::surrogates::gemm_onednn_bf16: this build has no oneDNN; configure with "
+      "-DMantissa_ENABLE_ONEDNN=ON (Debian: apt install libdnnl-dev)");
+}
+void gemm_onednn_f32(char, char, float, const Matrix<const float>&, const Matrix<const float>&, float,
+                     const Matrix<float>&) {
+  throw Error(
+      "mantissa::surrogates::gemm_onednn_f32: this build has no oneDNN; configure with "
       "-DMantissa_ENABLE_ONEDNN=ON (Debian: apt install libdnnl-dev)");
 }
 

@@ -56,7 +56,7 @@ class Matmul {
       if (p == Precision::fp64)
         throw Error("mantissa::surrogates::Matmul: an fp32 model cannot compute in fp64; use the fp64 model");
       if (p == Precision::fp32) {
-        gemm<float>(ta, tb, alpha, A, B, beta, C);
+        gemm_fp32(ta, tb, alpha, A, B, beta, C);
         return;
       }
       float sa = 1.0f, sb = 1.0f;
