@@ -106,8 +106,8 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   workflow::write_report(campaign, info, dir);
   if (rank == 0) {
     log << "\n"
-        << workflow::main_table(campaign) << "\nreport: " << dir << "/report.md (report.json, report.h5)"
-        << std::endl;
+        << workflow::main_table(campaign) << "\nreport: " << dir << "/report.md (report.json, report.h5"
+        << (campaign.recording().positions.empty() ? "" : ", gathers.h5") << ")" << std::endl;
   }
   return 0;
 }

@@ -237,6 +237,11 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
      << " hardware threads; Kokkos " << m.kokkos_version << " (" << m.backend << ", " << m.threads_per_rank
      << " threads per rank); " << m.mpi_version << ", " << m.ranks << " ranks; HDF5 " << m.hdf5_version
      << ".\n\n";
+  if (c.shot_sources().size() > 1)
+    os << "The deck has " << c.shot_sources().size()
+       << " shots: the reference and every physics variant run each of them (surrogates run shot 0); the "
+          "accuracy numbers below are shot 0's, every shot's gathers and energy series are in "
+          "gathers.h5.\n\n";
   if (c.resumed())
     os << "This run was resumed from a checkpoint at campaign step " << c.resumed_at_step() << ".\n\n";
   os << "## Accuracy and speed against the reference\n\n" << main_table(c) << "\n";

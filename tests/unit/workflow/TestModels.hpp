@@ -30,6 +30,8 @@ struct TestWaveOptions {
   double courant = 0.5;           // c dt / h
   std::int64_t nan_at_step = -1;  // inject a NaN at this step (failure handling tests)
   std::array<std::int64_t, 3> nan_point{3, 5, 0};
+  int shots = 1;         // shot s starts the pulse at x = (0.4 + 0.2 s) of the domain
+  int record_every = 1;  // receiver stride (Recording::stride)
 };
 
 template <class T>
@@ -58,7 +60,7 @@ class TestWave final : public PhysicsModel {
   void initialize() override {
     // A Gaussian pulse at rest: p^{-1} = p^0.
     const auto& g = m_decomp.grid();
-    const double cx = g.origin[0] + 0.4 * double(g.n[0] - 1) * g.spacing[0];
+    const double cx = pulse_x(m_shot);
     const double cy = g.origin[1] + 0.5 * double(g.n[1] - 1) * g.spacing[1];
     const double w = 4.0 * g.spacing[0];
     const double ox = g.origin[0], oy = g.origin[1], hx = g.spacing[0], hy = g.spacing[1];
@@ -154,10 +156,39 @@ class TestWave final : public PhysicsModel {
   }
 
   std::vector<std::string> receiver_names() const override { return {"r0", "r1"}; }
-  std::vector<double> sample_receivers() const override {
+  std::array<std::array<std::int64_t, 2>, 2> receiver_points() const {
     const auto& g = m_decomp.grid();
-    const std::array<std::array<std::int64_t, 2>, 2> pts{
-        {{g.n[0] / 4, g.n[1] / 2}, {3 * g.n[0] / 4, g.n[1] / 3}}};
+    return {{{g.n[0] / 4, g.n[1] / 2}, {3 * g.n[0] / 4, g.n[1] / 3}}};
+  }
+  double pulse_x(int shot) const {
+    const auto& g = m_decomp.grid();
+    return g.origin[0] + (0.4 + 0.2 * shot) * double(g.n[0] - 1) * g.spacing[0];
+  }
+  Recording recording() const override {
+    Recording r;
+    const auto& g = m_decomp.grid();
+    for (const auto& p : receiver_points())
+      r.positions.push_back(
+          {g.origin[0] + double(p[0]) * g.spacing[0], g.origin[1] + double(p[1]) * g.spacing[1], 0.0});
+    r.stride = m_opt.record_every;
+    r.quantity = "p";
+    r.unit = "1";
+    return r;
+  }
+  int num_shots() const override { return m_opt.shots; }
+  void select_shot(int shot) override {
+    if (shot < 0 || shot >= m_opt.shots) throw Error("testwave: no shot " + std::to_string(shot));
+    m_shot = shot;
+  }
+  std::vector<SourceInfo> shot_sources(int shot) const override {
+    const auto& g = m_decomp.grid();
+    SourceInfo s;
+    s.position = {pulse_x(shot), g.origin[1] + 0.5 * double(g.n[1] - 1) * g.spacing[1], 0.0};
+    s.wavelet = "gaussian pulse at rest";
+    return {s};
+  }
+  std::vector<double> sample_receivers() const override {
+    const auto pts = receiver_points();
     std::vector<double> local(2, 0.0), global(2, 0.0);
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_p.view());
     for (std::size_t r = 0; r < pts.size(); ++r) {
@@ -207,6 +238,7 @@ class TestWave final : public PhysicsModel {
  private:
   const Decomposition& m_decomp;
   TestWaveOptions m_opt;
+  int m_shot = 0;
   field_t m_p, m_pp, m_pn;
   HaloExchange<T> m_halo;
   double m_h = 1.0, m_dt = 1.0, m_time = 0.0;
