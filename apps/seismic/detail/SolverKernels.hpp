@@ -30,12 +30,12 @@ template <int Axis, class S, class C, class ExecSpace, class View>
 void mirror_fill_axis(const ExecSpace& space, const View& v, const Box& box, int plane, int dir, C sign) {
   for_each_point(
       "mantissa::seismic::Solver::mirror_fill", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
-        if constexpr (Axis == 0)
-          v(k, j, plane + dir * i) = S(sign * C(v(k, j, plane - dir * i)));
-        else if constexpr (Axis == 1)
-          v(k, plane + dir * j, i) = S(sign * C(v(k, plane - dir * j, i)));
-        else
-          v(plane + dir * k, j, i) = S(sign * C(v(plane - dir * k, j, i)));
+        // Axis is a constant, so the index arrays fold away (no constexpr-if: nvcc refuses a
+        // first capture inside one in an extended lambda).
+        int dst[3] = {i, j, k}, src[3] = {i, j, k};
+        dst[Axis] = plane + dir * dst[Axis];
+        src[Axis] = plane - dir * src[Axis];
+        v(dst[2], dst[1], dst[0]) = S(sign * C(v(src[2], src[1], src[0])));
       });
 }
 
