@@ -29,6 +29,7 @@ struct TestWaveOptions {
   double c = 1.0;
   double courant = 0.5;           // c dt / h
   std::int64_t nan_at_step = -1;  // inject a NaN at this step (failure handling tests)
+  int nan_shot = -1;              // ... of this shot only (-1: of every shot)
   std::array<std::int64_t, 3> nan_point{3, 5, 0};
   int shots = 1;         // shot s starts the pulse at x = (0.4 + 0.2 s) of the domain
   int record_every = 1;  // receiver stride (Recording::stride)
@@ -99,7 +100,7 @@ class TestWave final : public PhysicsModel {
       std::swap(m_p, m_pn);  // p <- p_next
       ++m_step;
       m_time = double(m_step) * m_dt;
-      if (m_step == m_opt.nan_at_step) inject_nan();
+      if (m_step == m_opt.nan_at_step && (m_opt.nan_shot < 0 || m_opt.nan_shot == m_shot)) inject_nan();
     }
     fence("mantissa::test::TestWave::step");
   }

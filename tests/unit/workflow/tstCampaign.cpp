@@ -423,3 +423,29 @@ TEST(WorkflowCampaign, EveryShotIsRunRecordedAndResumable) {
     }
   }
 }
+
+// A variant that breaks in shot 1: it fails (the message names the shot), its shot 0 numbers
+// and the shot 1 samples before the failure are kept, and the campaign and report go on.
+TEST(WorkflowCampaign, FailureInALaterShotFailsTheVariantOnly) {
+  auto opt = two_shots();
+  opt.nan_shot = 1;
+  const auto reg = mw::test::test_registry(opt, /*nan_at_step_fp32=*/25);
+  const std::string dir = scratch("shots-nan");
+  const auto r = run(config(), reg, dir, false, /*report=*/true);
+  ASSERT_EQ(r.outcome, mw::Campaign::Outcome::finished);
+  const auto& f = by_name(r, "fp32");
+  EXPECT_EQ(f.status, "failed");
+  EXPECT_NE(f.failure.find("(shot 1)"), std::string::npos) << f.failure;
+  EXPECT_GE(f.failure_step, 25);
+  EXPECT_LE(f.failure_step, 30);
+  EXPECT_EQ(f.traces.size(), std::size_t(31 * 2));  // shot 0 complete
+  EXPECT_TRUE(std::isfinite(f.final_rel_l2));       // and compared with the reference
+  ASSERT_EQ(f.extra_shots.size(), 1u);
+  EXPECT_LE(f.extra_shots[0].traces.size(), std::size_t(16 * 2));  // stopped at the failure
+  EXPECT_EQ(by_name(r, "reference").status, "ok");
+  EXPECT_EQ(by_name(r, "reference").extra_shots.at(0).traces.size(), std::size_t(31 * 2));
+  if (rank_of_world() == 0) {
+    EXPECT_TRUE(fs::exists(dir + "/gathers.h5"));
+    EXPECT_TRUE(fs::exists(dir + "/report.json"));
+  }
+}
