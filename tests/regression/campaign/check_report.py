@@ -186,9 +186,13 @@ def check_gathers(run_dir, rep):
                           and np.array_equal(e[:, 2], energy), f"{v}/energy/{name}: equals report.h5's series")
                     check(e[0, 0] == 0 and np.all(np.diff(e[:, 0]) > 0), f"{v}/energy/{name}: steps from 0, increasing")
                     check(np.all(np.isfinite(e)) and np.max(e[:, 2]) > 0, f"{v}/energy/{name}: finite, positive somewhere")
+                    # rtol 1e-12: a physics may accumulate its time step by step (a few ulps per
+                    # step) rather than multiply; a wrong sampling is off by whole steps.
                     check(np.allclose(e[:, 1], e[:, 0] * dt, rtol=1e-12, atol=0), f"{v}/energy/{name}: time = step dt")
                 gathers.append((name, g, da["source_positions"]))
-            # Different shots are different experiments: their sources and gathers must differ.
+            # Different shots are different experiments: their sources and gathers must differ, by
+            # more than 1e-3 of the peak (a shot that merely repeated another differs by 0, one
+            # with a moved source by O(1) near the source).
             for x in range(len(gathers)):
                 for y in range(x + 1, len(gathers)):
                     (nx, gx, sx), (ny, gy, sy) = gathers[x], gathers[y]
