@@ -133,6 +133,8 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.value("physics", cfg.physics).value("steps", cfg.steps).value("sample_every", cfg.sample_every);
   j.value("error_threshold", cfg.error_threshold)
       .value("reference", std::string(to_string(cfg.reference_precision)));
+  j.value("shots", std::int64_t(c.shot_sources().empty() ? 1 : c.shot_sources().size()));
+  j.value("record_every", std::int64_t(c.recording().stride));
   const auto shape = c.global_shape();
   j.begin_array("grid_shape_zyx");
   for (auto n : shape) j.value("", n);

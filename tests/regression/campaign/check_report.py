@@ -127,6 +127,7 @@ def check_gathers(run_dir, rep):
         check(txt(a["schema"]) == "mantissa-gathers" and a["schema_version"] == 1, "gathers schema and version")
         dim, nrec, nshots, dt = int(a["dim"]), int(a["num_receivers"]), int(a["num_shots"]), float(a["dt"])
         check(dim in (2, 3) and nrec > 0 and nshots >= 1 and dt > 0, f"root attributes {dict(a)}")
+        check(rep["campaign"].get("shots") == nshots, f"report.json campaign.shots = gathers.h5 num_shots {nshots}")
         check(len(txt(a["receiver_names"]).split("\n")) == nrec, "one receiver name per receiver")
         coords = a["receiver_coordinates"]
         check(coords.shape == (nrec, dim), f"receiver_coordinates shape {coords.shape}")
