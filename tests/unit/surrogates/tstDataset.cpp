@@ -113,6 +113,25 @@ TEST(SurrogateDataset, RoundTrip3DKeepsValuesExtentAndOffsetsBitwise) {
   H5Fclose(f);
   EXPECT_EQ(all[(((4 * 3 + 1) * 2 + 1) * 4 + 2) * 6 + 5], ds.input(4)[((1 * 2 + 1) * 4 + 2) * 6 + 5]);
   std::remove(file.c_str());
+  // A 3D batch from the file: tiles at the stored offsets, in patches of 2^3 cells.
+  ms::ModelConfig c;
+  c.dim = 3;
+  c.in_channels = 3;
+  c.out_channels = 2;
+  c.patch = 2;
+  c.window = 2;
+  ms::TokenLayout la, lb;
+  ms::Matrix<double> ia, ta, ib, tb;
+  ds.make_batch({4, 1}, ds.normalization(), c, la, ia, ta);
+  back.make_batch({4, 1}, back.normalization(), c, lb, ib, tb);
+  ASSERT_EQ(lb.offsets().size(), 2u);
+  for (int a = 0; a < 3; ++a) EXPECT_EQ(lb.offsets()[0][a], ds.offset(4)[a] / 2) << "axis " << a;
+  EXPECT_EQ(la.offsets(), lb.offsets());
+  EXPECT_EQ(lb.num_tokens(), 2 * 3 * 2 * 1);
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ia);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ib);
+  ASSERT_EQ(ha.size(), hb.size());
+  for (std::size_t k = 0; k < ha.size(); ++k) ASSERT_EQ(ha.data()[k], hb.data()[k]) << "token value " << k;
 }
 
 TEST(SurrogateDataset, RoundTrip2DAndBatchesEqualTheInMemoryOnes) {
