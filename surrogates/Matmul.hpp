@@ -75,7 +75,7 @@ class Matmul {
         quantize_float(p, fb.kind, B, sb, m_bf, "mantissa::surrogates::Matmul::bf");
         if (path == GemmPath::fp32_embedded) {
           const double t0 = gemm_clock_start();
-          gemm<float>(ta, tb, a, m_af, m_bf, beta, C);
+          gemm_fp32(ta, tb, a, m_af, m_bf, beta, C);
           // Count under the path that names the arithmetic, not only the BLAS call underneath.
           count_gemm(GemmPath::fp32_embedded, C.extent(0), C.extent(1),
                      (ta == 'T' || ta == 't') ? A.extent(0) : A.extent(1), gemm_elapsed(t0));
@@ -198,7 +198,7 @@ inline void gemm_rounded(Precision p, char ta, char tb, float alpha, const Round
     gemm_onednn_bf16(ta, tb, alpha, A.bits, B.bits, beta, C);
   } else {
     const double t0 = gemm_clock_start();
-    gemm<float>(ta, tb, alpha, A.values, B.values, beta, C);
+    gemm_fp32(ta, tb, alpha, A.values, B.values, beta, C);
     count_gemm(GemmPath::fp32_embedded, C.extent(0), C.extent(1),
                (ta == 'T' || ta == 't') ? A.values.extent(0) : A.values.extent(1), gemm_elapsed(t0));
   }

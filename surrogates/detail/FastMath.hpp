@@ -8,16 +8,18 @@
 
 namespace mantissa::surrogates::detail {
 
-// exp(x) for x <= 0 (softmax arguments after subtracting the row maximum), within 2 ulp of the
-// correctly rounded value for x >= -87 and 0 below (where exp(x) < 1.7e-38, far below any row
-// sum, which is >= 1); NaN stays NaN. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, and the
-// degree-7 polynomial of Cephes' expf (S. L. Moshier, Cephes Math Library, 1989).
+// exp(x) for x <= 0 (softmax arguments after subtracting the row maximum), within 1 ulp of the
+// correctly rounded value for -87 <= x <= 0; below -87 it returns exp(-87) = 1.6e-38 (far below
+// any row sum, which is >= 1, and below any product GELU forms with it); NaN stays NaN.
+// Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, and the polynomial of Cephes' expf
+// (S. L. Moshier, Cephes Math Library, 1989). n is rounded with the 1.5 * 2^23 trick rather than a
+// float-to-int conversion: a conversion may trap (-ftrapping-math, GCC's default), so GCC will not
+// if-convert around it and the loop would stay scalar; an addition it does.
 KOKKOS_INLINE_FUNCTION float exp_nonpositive(float x) {
-  const bool tiny = x < -87.0f;
-  const float xc = tiny ? -87.0f : (x > 0.0f ? 0.0f : x);
-  // n = x log2(e) rounded to nearest: the conversion truncates towards 0 and x log2(e) <= 0.
-  const int n = int(xc * 1.44269504088896341f - 0.5f);
-  const float fn = float(n);
+  const float xc = x < -87.0f ? -87.0f : (x > 0.0f ? 0.0f : x);
+  constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23: t's low mantissa bits hold n
+  const float t = xc * 1.44269504088896341f + kShifter;
+  const float fn = t - kShifter;
   const float r = (xc - fn * 0.693359375f) - fn * -2.12194440e-4f;
   const float r2 = r * r;
   float p = 1.9875691500e-4f;
@@ -27,9 +29,9 @@ KOKKOS_INLINE_FUNCTION float exp_nonpositive(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r2 + r + 1.0f;
-  const float two_n = mantissa::detail::bits_to_float(std::uint32_t(n + 127) << 23);
-  const float e = p * two_n;
-  return tiny ? 0.0f : e;
+  // bits(t) = bits(kShifter) + n, so 2^n has exponent field n + 127 (n in [-126, 0]).
+  const std::uint32_t e = mantissa::detail::float_to_bits(t) - 0x4B400000u + 127u;
+  return p * mantissa::detail::bits_to_float(e << 23);
 }
 
 // erf(x) in fp32, within about 1 ulp (N. Juffa's minimax erff: an odd polynomial for
