@@ -11,8 +11,10 @@
 // K and V are first gathered per (window, head) into transposed blocks [dh, max_size], so the
 // score rows (Q K^T and dO V^T) are sums of channel-scaled contiguous rows: every inner loop runs
 // over contiguous memory with no reduction and vectorises (a dot product per score would be a
-// serial reduction the compiler may not reorder). The windows are ragged (cut at tile edges,
-// token lists rather than strides), which is why these are loops and not batched BLAS calls.
+// serial reduction the compiler may not reorder); the sums are register-blocked in kLanes
+// (detail::row_times_transposed, detail::weighted_rows), each in the same order as a plain loop. The windows
+// are ragged (cut at tile edges, token lists rather than strides), which is why these are loops and not
+// batched BLAS calls.
 //
 // Under 16- and 8-bit compute the q, k, v and dO operands are rounded to bf16 (fp16 for fp16
 // compute) and the products accumulate in fp32, as the attention GEMMs of mixed-precision
@@ -42,6 +44,68 @@ template <>
 KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
   return exp_nonpositive(x);
 }
+// Lanes of the register-blocked loops below: one AVX-512 register of fp32, two of fp64.
+constexpr int kLanes = 16;
+// Marks the kLanes loops as the ones to vectorise: GCC otherwise unrolls them completely and
+// vectorises the enclosing loop with gathers instead. OpenMP's simd directive where the host
+// compiler sees OpenMP; nothing elsewhere (device compilers vectorise across threads).
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#define MANTISSA_SURROGATE_SIMD _Pragma("omp simd")
+#else
+#define MANTISSA_SURROGATE_SIMD
+#endif
+
+// s[j] = sum_c a[c] * bt[c * ldb + j] for j < size, c in order. bt holds ldb >= size columns
+// rounded up to kLanes, so every block of kLanes columns is read whole; its partial sums stay in
+// registers across the loop over c.
+template <class T>
+KOKKOS_INLINE_FUNCTION void row_times_transposed(const T* KOKKOS_RESTRICT a, const T* KOKKOS_RESTRICT bt,
+                                                 int ldb, int dh, int size, T* KOKKOS_RESTRICT s) {
+  for (int j0 = 0; j0 < size; j0 += kLanes) {
+    T acc[kLanes];
+    for (int l = 0; l < kLanes; ++l) acc[l] = T(0);
+    for (int c = 0; c < dh; ++c) {
+      const T ac = a[c];
+      const T* KOKKOS_RESTRICT b = bt + std::int64_t(c) * ldb + j0;
+      MANTISSA_SURROGATE_SIMD
+      for (int l = 0; l < kLanes; ++l) acc[l] += ac * b[l];
+    }
+    const int nl = size - j0 < kLanes ? size - j0 : kLanes;
+    for (int l = 0; l < nl; ++l) s[j0 + l] = acc[l];
+  }
+}
+
+// out[c] = factor * sum_i wts[i * wstride] * rows[tok[i] * ld + c] for c < dh, i in order: the
+// channels in blocks of kLanes whose sums stay in registers across the loop over i.
+template <class T>
+KOKKOS_INLINE_FUNCTION void weighted_rows(const T* KOKKOS_RESTRICT wts, std::int64_t wstride,
+                                          const T* KOKKOS_RESTRICT rows, const int* KOKKOS_RESTRICT tok,
+                                          std::int64_t ld, int count, int dh, T factor,
+                                          T* KOKKOS_RESTRICT out) {
+  int c0 = 0;
+  for (; c0 + kLanes <= dh; c0 += kLanes) {
+    T acc[kLanes];
+    for (int l = 0; l < kLanes; ++l) acc[l] = T(0);
+    for (int i = 0; i < count; ++i) {
+      const T wi = wts[i * wstride];
+      const T* KOKKOS_RESTRICT r = rows + tok[i] * ld + c0;
+      MANTISSA_SURROGATE_SIMD
+      for (int l = 0; l < kLanes; ++l) acc[l] += wi * r[l];
+    }
+    for (int l = 0; l < kLanes; ++l) out[c0 + l] = factor * acc[l];
+  }
+  if (c0 < dh) {  // a tail narrower than kLanes (dh not a multiple of it): never read past dh
+    T acc[kLanes];
+    const int nc = dh - c0;
+    for (int l = 0; l < nc; ++l) acc[l] = T(0);
+    for (int i = 0; i < count; ++i) {
+      const T wi = wts[i * wstride];
+      const T* KOKKOS_RESTRICT r = rows + tok[i] * ld + c0;
+      for (int l = 0; l < nc; ++l) acc[l] += wi * r[l];
+    }
+    for (int l = 0; l < nc; ++l) out[c0 + l] = factor * acc[l];
+  }
+}
 }  // namespace detail
 
 template <class T>
@@ -70,6 +134,7 @@ class WindowAttention {
     const std::int64_t probs = std::int64_t(win.count) * m_heads * wmax * wmax;
     ensure_size(m_p, "mantissa::surrogates::WindowAttention::probabilities", probs);
     gather_transposed(win, m_qkv, m_heads, m_d, m_kt, m_vt);
+    const std::int64_t ldk = padded(wmax);
     auto P = m_p;
     auto qkv = m_qkv;
     auto Kt = m_kt;
@@ -89,14 +154,8 @@ class WindowAttention {
           T* KOKKOS_RESTRICT p = &P(((w * H + h) * wmax + i) * wmax);
           const T* row = qkv.data();
           const int ld = 3 * D;
-          const T* KOKKOS_RESTRICT q = row + std::int64_t(ti) * ld + h * dh;
-          const T* KOKKOS_RESTRICT kt = &Kt((w * H + h) * dh * wmax);
-          for (int j = 0; j < size; ++j) p[j] = T(0);
-          for (int c = 0; c < dh; ++c) {
-            const T qc = q[c];
-            const T* KOKKOS_RESTRICT k = kt + c * wmax;
-            for (int j = 0; j < size; ++j) p[j] += qc * k[j];
-          }
+          detail::row_times_transposed(row + std::int64_t(ti) * ld + h * dh, &Kt((w * H + h) * dh * ldk), ldk,
+                                       dh, size, p);
           T mx = scale * p[0];
           for (int j = 0; j < size; ++j) {
             p[j] *= scale;
@@ -106,16 +165,8 @@ class WindowAttention {
           T sum = T(0);
           for (int j = 0; j < size; ++j) sum += p[j];
           const T inv = T(1) / sum;
-          T acc[kMaxHeadDim];
-          for (int c = 0; c < dh; ++c) acc[c] = T(0);
-          for (int j = 0; j < size; ++j) {
-            p[j] *= inv;
-            const T pj = p[j];
-            const T* KOKKOS_RESTRICT v = row + std::int64_t(mem(begin + j)) * ld + 2 * D + h * dh;
-            for (int c = 0; c < dh; ++c) acc[c] += pj * v[c];
-          }
-          T* KOKKOS_RESTRICT out_row = &o(ti, h * dh);
-          for (int c = 0; c < dh; ++c) out_row[c] = acc[c];
+          for (int j = 0; j < size; ++j) p[j] *= inv;
+          detail::weighted_rows(p, 1, row + 2 * D + h * dh, &mem(begin), ld, size, dh, T(1), &o(ti, h * dh));
         });
   }
 
@@ -131,6 +182,7 @@ class WindowAttention {
     auto dS = m_ds;
     auto qkv = m_qkv;
     auto Vt = m_vt;
+    const std::int64_t ldk = padded(wmax);
     auto g = dqkv;
     auto offs = win.offsets;
     auto mem = win.members;
@@ -148,26 +200,12 @@ class WindowAttention {
           T* KOKKOS_RESTRICT ds = &dS(((w * H + h) * wmax + i) * wmax);
           const T* row = qkv.data();
           const int ld = 3 * D;
-          const T* KOKKOS_RESTRICT d = dO.data() + std::int64_t(ti) * D + h * dh;
-          const T* KOKKOS_RESTRICT vt = &Vt((w * H + h) * dh * wmax);
-          for (int j = 0; j < size; ++j) ds[j] = T(0);
-          for (int c = 0; c < dh; ++c) {
-            const T dc = d[c];
-            const T* KOKKOS_RESTRICT v = vt + c * wmax;
-            for (int j = 0; j < size; ++j) ds[j] += dc * v[j];
-          }
+          detail::row_times_transposed(dO.data() + std::int64_t(ti) * D + h * dh, &Vt((w * H + h) * dh * ldk),
+                                       ldk, dh, size, ds);
           T dot = T(0);
           for (int j = 0; j < size; ++j) dot += p[j] * ds[j];
           for (int j = 0; j < size; ++j) ds[j] = p[j] * (ds[j] - dot);
-          T acc[kMaxHeadDim];
-          for (int c = 0; c < dh; ++c) acc[c] = T(0);
-          for (int j = 0; j < size; ++j) {
-            const T dj = ds[j];
-            const T* KOKKOS_RESTRICT k = row + std::int64_t(mem(begin + j)) * ld + D + h * dh;
-            for (int c = 0; c < dh; ++c) acc[c] += dj * k[c];
-          }
-          T* KOKKOS_RESTRICT dq = &g(ti, h * dh);
-          for (int c = 0; c < dh; ++c) dq[c] = scale * acc[c];
+          detail::weighted_rows(ds, 1, row + D + h * dh, &mem(begin), ld, size, dh, scale, &g(ti, h * dh));
         });
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_columns", policy,
@@ -176,38 +214,30 @@ class WindowAttention {
           const int begin = offs(w), size = offs(w + 1) - offs(w);
           if (j >= size) return;
           const int tj = mem(begin + j);
-          const std::int64_t base = (w * H + h) * wmax * wmax;
-          const T* row = qkv.data();
-          const T* drow = dO.data();
-          const int ld = 3 * D;
-          T ak[kMaxHeadDim], av[kMaxHeadDim];
-          for (int c = 0; c < dh; ++c) ak[c] = av[c] = T(0);
-          for (int i = 0; i < size; ++i) {
-            const std::int64_t ti = mem(begin + i);
-            const T dsij = dS(base + i * wmax + j), pij = P(base + i * wmax + j);
-            const T* q = row + ti * ld + h * dh;
-            const T* d = drow + ti * D + h * dh;
-            for (int c = 0; c < dh; ++c) {
-              ak[c] += dsij * q[c];
-              av[c] += pij * d[c];
-            }
-          }
-          for (int c = 0; c < dh; ++c) {
-            g(tj, D + h * dh + c) = scale * ak[c];
-            g(tj, 2 * D + h * dh + c) = av[c];
-          }
+          const std::int64_t base = (w * H + h) * wmax * wmax + j;
+          // dK = s dS^T Q and dV = P^T dO: column j of dS / P weights the window's rows.
+          detail::weighted_rows(&dS(base), wmax, qkv.data() + h * dh, &mem(begin), 3 * D, size, dh, scale,
+                                &g(tj, D + h * dh));
+          detail::weighted_rows(&P(base), wmax, dO.data() + h * dh, &mem(begin), D, size, dh, T(1),
+                                &g(tj, 2 * D + h * dh));
         });
   }
 
   // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
   // inside a private or protected member function; not part of the interface.
  public:
-  // K and V of every (window, head) as [dh, max_size] blocks (columns past a window's size unset).
+  // Columns of the transposed K / V blocks: max_size rounded up to detail::kLanes.
+  static std::int64_t padded(std::int64_t wmax) {
+    return (wmax + detail::kLanes - 1) / detail::kLanes * detail::kLanes;
+  }
+
+  // K and V of every (window, head) as [dh, padded(max_size)] blocks; columns past a window's size
+  // are zero when allocated and are read but never used.
   static void gather_transposed(const Windows& win, const Matrix<T>& qkv, int H, int D, Vector<T>& kt,
                                 Vector<T>& vt) {
-    const std::int64_t wmax = win.max_size;
+    const std::int64_t wmax = win.max_size, ldk = padded(wmax);
     const int dh = D / H;
-    const std::int64_t total = std::int64_t(win.count) * H * dh * wmax;
+    const std::int64_t total = std::int64_t(win.count) * H * dh * ldk;
     ensure_size(kt, "mantissa::surrogates::WindowAttention::k_transposed", total);
     ensure_size(vt, "mantissa::surrogates::WindowAttention::v_transposed", total);
     auto K = kt;
@@ -222,10 +252,10 @@ class WindowAttention {
           const int begin = offs(w), size = offs(w + 1) - offs(w);
           if (j >= size) return;
           const T* KOKKOS_RESTRICT src = &qkv(mem(begin + j), 0);
-          const std::int64_t base = (w * H + h) * dh * wmax + j;
+          const std::int64_t base = (w * H + h) * dh * ldk + j;
           for (int c = 0; c < dh; ++c) {
-            K(base + c * wmax) = src[D + h * dh + c];
-            V(base + c * wmax) = src[2 * D + h * dh + c];
+            K(base + c * ldk) = src[D + h * dh + c];
+            V(base + c * ldk) = src[2 * D + h * dh + c];
           }
         });
   }
