@@ -23,11 +23,14 @@ KOKKOS_INLINE_FUNCTION C to_compute(const S& s) {
 
 // Image ghosts at a physical side: ghost at plane + dir*m takes sign * value at plane - dir*m
 // for m = 1..g (rigid: sign +1, Neumann; free surface: sign -1 and the plane itself is zero).
+// A copy or a sign flip, both exact in every storage type, so no conversion to the compute type
+// (which for fp16 storage is a software decode and encode per ghost point).
 // The axis is a template argument so that, for y and z sides, the x loop is a plain
 // contiguous copy the compiler vectorises (with a run-time axis the index shuffling kept the
 // fill at half the cost of the interior update in the 128^3 benchmark).
-template <int Axis, class S, class C, class ExecSpace, class View>
-void mirror_fill_axis(const ExecSpace& space, const View& v, const Box& box, int plane, int dir, C sign) {
+template <int Axis, class ExecSpace, class View>
+void mirror_fill_axis(const ExecSpace& space, const View& v, const Box& box, int plane, int dir,
+                      bool negate) {
   for_each_point(
       "mantissa::seismic::Solver::mirror_fill", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
         // Axis is a constant, so the index arrays fold away (no constexpr-if: nvcc refuses a
@@ -35,7 +38,8 @@ void mirror_fill_axis(const ExecSpace& space, const View& v, const Box& box, int
         int dst[3] = {i, j, k}, src[3] = {i, j, k};
         dst[Axis] = plane + dir * dst[Axis];
         src[Axis] = plane - dir * src[Axis];
-        v(dst[2], dst[1], dst[0]) = S(sign * C(v(src[2], src[1], src[0])));
+        const auto value = v(src[2], src[1], src[0]);
+        v(dst[2], dst[1], dst[0]) = negate ? -value : value;
       });
 }
 
@@ -45,13 +49,12 @@ void mirror_fill(const ExecSpace& space, const View& v, const Box& owned, int ax
   Box box = owned;
   box.lo[axis] = 1;
   box.hi[axis] = g + 1;
-  const C sign = free_surface ? C(-1) : C(1);
   if (axis == 0)
-    mirror_fill_axis<0, S>(space, v, box, plane, dir, sign);
+    mirror_fill_axis<0>(space, v, box, plane, dir, free_surface);
   else if (axis == 1)
-    mirror_fill_axis<1, S>(space, v, box, plane, dir, sign);
+    mirror_fill_axis<1>(space, v, box, plane, dir, free_surface);
   else
-    mirror_fill_axis<2, S>(space, v, box, plane, dir, sign);
+    mirror_fill_axis<2>(space, v, box, plane, dir, free_surface);
   if (free_surface) {
     Box p = owned;
     p.lo[axis] = plane;
