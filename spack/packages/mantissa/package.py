@@ -27,6 +27,12 @@ class Mantissa(CMakePackage, CudaPackage, ROCmPackage):
             description="-march=native on mantissa's code (Mantissa_ENABLE_NATIVE_ARCH); "
             "off by default because Kokkos' arch variants already name the target")
     variant("openmp", default=True, description="Kokkos OpenMP host back-end")
+    variant("vendor_gemm", default=True,
+            description="cuBLASLt bf16/fp16/fp8 GEMM for the surrogate with +cuda "
+            "(Mantissa_ENABLE_VENDOR_GEMM)")
+    variant("hipblaslt", default=False,
+            description="hipBLASLt bf16/fp16/fp8 GEMM with +rocm (Mantissa_ENABLE_HIPBLASLT); "
+            "off by default: that path has not been compiled yet")
 
     depends_on("cmake@3.20:", type="build")
     depends_on("cxx", type="build")
@@ -60,7 +66,8 @@ class Mantissa(CMakePackage, CudaPackage, ROCmPackage):
         depends_on(f"kokkos+rocm amdgpu_target={_arch}", when=f"+rocm amdgpu_target={_arch}")
         depends_on(f"kokkos-kernels+rocm+rocblas amdgpu_target={_arch}",
                    when=f"+rocm amdgpu_target={_arch}")
-    depends_on("hipblaslt", when="+rocm")
+    depends_on("hipblaslt", when="+rocm+hipblaslt")
+    conflicts("+hipblaslt", when="~rocm", msg="hipBLASLt needs the ROCm back-end")
     conflicts("+cuda", when="+rocm", msg="choose one device back-end")
 
     def cmake_args(self):
@@ -71,6 +78,8 @@ class Mantissa(CMakePackage, CudaPackage, ROCmPackage):
             self.define_from_variant("Mantissa_ENABLE_ONEDNN", "onednn"),
             self.define_from_variant("Mantissa_ENABLE_GPU_AWARE_MPI", "gpu_aware_mpi"),
             self.define_from_variant("Mantissa_ENABLE_NATIVE_ARCH", "native"),
+            self.define_from_variant("Mantissa_ENABLE_VENDOR_GEMM", "vendor_gemm"),
+            self.define_from_variant("Mantissa_ENABLE_HIPBLASLT", "hipblaslt"),
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
             self.define("KokkosKernels_ROOT", spec["kokkos-kernels"].prefix),
         ]
