@@ -9,6 +9,8 @@
 #include <surrogates/Model.hpp>
 #include <surrogates/Patches.hpp>
 
+#include "TestMatrices.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,23 +23,9 @@ using T = double;
 namespace {
 
 ms::Matrix<T> random_matrix(std::int64_t r, std::int64_t c, unsigned seed, double scale = 1.0) {
-  auto m = ms::make_matrix<T>("test::m", r, c);
-  auto h = Kokkos::create_mirror_view(m);
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  for (std::int64_t i = 0; i < r; ++i)
-    for (std::int64_t j = 0; j < c; ++j) h(i, j) = u(gen);
-  Kokkos::deep_copy(m, h);
-  return m;
+  return ms::test::random_matrix<T>(r, c, seed, scale);
 }
-
-double dot(const ms::Matrix<T>& a, const ms::Matrix<T>& b) {
-  double s = 0.0;
-  Kokkos::parallel_reduce(
-      "test::dot", Kokkos::RangePolicy<ms::ExecSpace>(0, std::int64_t(a.size())),
-      KOKKOS_LAMBDA(const std::int64_t k, double& acc) { acc += a.data()[k] * b.data()[k]; }, s);
-  return s;
-}
+using ms::test::dot;
 
 // Compares the analytic gradient `grad` (flat, host-readable after the call) of `loss` with
 // respect to the flat array `x` at up to `samples` entries.
