@@ -56,7 +56,8 @@ std::string mpi_library() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
   MPI_Get_library_version(text, &len);
-  std::string s(text, static_cast<std::size_t>(len));
+  (void)len;  // Open MPI counts the terminating NUL in len; the text is NUL-terminated anyway
+  std::string s(text);
   const std::size_t nl = s.find_first_of("\r\n");
   if (nl != std::string::npos) s.resize(nl);
   while (!s.empty() && (s.back() == ' ' || s.back() == ',')) s.pop_back();
