@@ -26,6 +26,18 @@
 #include <type_traits>
 #include <utility>
 
+// fp16 <-> float through the x86 F16C instructions in host-only builds compiled for them
+// (-march=native or -mf16c): one instruction instead of the portable bit manipulation, which
+// made every fp16 read a dozen operations with branches in the solver's boundary kernels. Both
+// give the same bits for every input (decoding is exact; encoding rounds to nearest even,
+// overflows to Inf and keeps a NaN's leading payload bits, quiet), which
+// tests/unit/core_precision checks for the portable path, still used on devices, against F16C.
+// GPU builds keep the portable path on the host too (no x86 intrinsics through nvcc/hipcc).
+#if defined(__F16C__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
+#include <immintrin.h>
+#define MANTISSA_LOWPREC_HOST_F16C 1
+#endif
+
 namespace mantissa {
 
 template <class Format>
@@ -127,6 +139,12 @@ class LowPrecisionFloat {
   static KOKKOS_INLINE_FUNCTION storage_type convert_float(float x, Overflow overflow) {
     if constexpr (std::is_same<Format, detail::Bf16Format>::value) {
       return detail::float_to_bf16_bits(x, overflow);
+#if defined(MANTISSA_LOWPREC_HOST_F16C)
+    } else if constexpr (std::is_same<Format, detail::Fp16Format>::value) {
+      if (overflow == Overflow::propagate)
+        return storage_type(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      return detail::encode<Format, detail::Binary32>(detail::float_to_bits(x), overflow);
+#endif
     } else {
       return detail::encode<Format, detail::Binary32>(detail::float_to_bits(x), overflow);
     }
@@ -134,6 +152,10 @@ class LowPrecisionFloat {
   static KOKKOS_INLINE_FUNCTION float to_float(storage_type b) {
     if constexpr (std::is_same<Format, detail::Bf16Format>::value) {
       return detail::bits_to_float(std::uint32_t(b) << 16);
+#if defined(MANTISSA_LOWPREC_HOST_F16C)
+    } else if constexpr (std::is_same<Format, detail::Fp16Format>::value) {
+      return _cvtsh_ss(b);
+#endif
     } else {
       return detail::decode<Format>(b);
     }

@@ -38,6 +38,7 @@ using mantissa::fp8_e4m3;
 using mantissa::fp8_e5m2;
 using mantissa::Overflow;
 using mantissa::precision_traits;
+namespace detail = mantissa::detail;
 
 // The format definitions, restated independently of lowprec_convert.hpp.
 struct Layout {
@@ -149,6 +150,9 @@ TYPED_TEST(LowPrecisionTest, EveryPatternRoundTripsExactly) {
     if (!std::isinf(ref) && T(f).bits() != b) ++bad_float;
     if (!std::isinf(ref) && T(double(f)).bits() != b) ++bad_double;
     if (double(x) != ref) ++bad_value;
+    // The portable decoder too (the device path; the host may use F16C for fp16).
+    if constexpr (!std::is_same<T, bf16>::value)  // bf16 decodes by a shift, no portable decoder
+      if (double(detail::decode<typename T::format>(S(b))) != ref) ++bad_value;
   }
   EXPECT_EQ(bad_value, 0);
   EXPECT_EQ(bad_float, 0);
@@ -377,7 +381,16 @@ TEST(LowPrecision, Fp16MatchesF16CHardware) {
     const float x = float_from_bits(u);
     const std::uint16_t hw = f16c_convert(x);
     const fp16 sw = fp16::from_float(x, Overflow::propagate);
+    // The portable encoder (the device path) bit for bit, NaNs included: quiet, same leading
+    // payload bits; fp16's own conversion, which may be F16C itself on this host, too.
+    const std::uint16_t portable =
+        detail::encode<detail::Fp16Format, detail::Binary32>(u, Overflow::propagate);
     ++checked;
+    if (portable != hw) {
+      if (bad < 5)
+        ADD_FAILURE() << "float 0x" << std::hex << u << ": portable 0x" << portable << " hw 0x" << hw;
+      ++bad;
+    }
     if (std::isnan(x)) {
       bad += !std::isnan(float(sw));
     } else if (sw.bits() != hw) {
