@@ -352,18 +352,17 @@ void Campaign::finish(VariantResult& r, PhysicsModel& model) {
       }
     r.receiver_rel_l2 = relative_l2(a, b);
     const std::int64_t max_lag_steps = m_cfg.receiver_max_lag < 0 ? m_cfg.steps / 10 : m_cfg.receiver_max_lag;
-    r.xcorr_peak = 1.0;
-    r.xcorr_lag = 0;
-    for (std::int64_t j = 0; j < nrec; ++j) {
-      std::vector<double> tj, rj;
+    // The worst correlation among the receivers the wave reaches (Metrics.hpp says why).
+    std::vector<std::vector<double>> tr(static_cast<std::size_t>(nrec)), rr(static_cast<std::size_t>(nrec));
+    for (std::int64_t j = 0; j < nrec; ++j)
       for (std::int64_t i = 0; i < rows; ++i) {
-        tj.push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
-        rj.push_back(ref.traces[static_cast<std::size_t>(i * k / kr * nrec + j)]);
+        tr[static_cast<std::size_t>(j)].push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
+        rr[static_cast<std::size_t>(j)].push_back(
+            ref.traces[static_cast<std::size_t>(i * k / kr * nrec + j)]);
       }
-      const auto cc = cross_correlation(tj, rj, max_lag_steps / k);
-      if (cc.peak < r.xcorr_peak || std::isnan(cc.peak)) r.xcorr_peak = cc.peak;
-      if (std::llabs(cc.lag * k) > std::llabs(r.xcorr_lag)) r.xcorr_lag = cc.lag * k;
-    }
+    const auto cc = worst_receiver_correlation(tr, rr, max_lag_steps / k);
+    r.xcorr_peak = cc.peak;
+    r.xcorr_lag = cc.lag * k;
   } else {
     r.receiver_rel_l2 = nan_v;
     r.xcorr_peak = nan_v;

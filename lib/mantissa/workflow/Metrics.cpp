@@ -148,6 +148,30 @@ CrossCorrelation cross_correlation(const std::vector<double>& test, const std::v
   return best;
 }
 
+CrossCorrelation worst_receiver_correlation(const std::vector<std::vector<double>>& test,
+                                            const std::vector<std::vector<double>>& ref, std::int64_t max_lag,
+                                            double min_signal) {
+  MANTISSA_ASSERT(test.size() == ref.size(),
+                  "worst_receiver_correlation: " << test.size() << " and " << ref.size() << " receivers");
+  std::vector<double> norm(ref.size(), 0.0);
+  double max_norm = 0.0;
+  for (std::size_t j = 0; j < ref.size(); ++j) {
+    double s2 = 0.0;
+    for (double v : ref[j]) s2 += v * v;
+    norm[j] = std::sqrt(s2);
+    max_norm = std::fmax(max_norm, norm[j]);
+  }
+  CrossCorrelation worst;
+  worst.peak = 1.0;
+  for (std::size_t j = 0; j < ref.size(); ++j) {
+    if (norm[j] < min_signal * max_norm) continue;
+    const auto cc = cross_correlation(test[j], ref[j], max_lag);
+    if (cc.peak < worst.peak || std::isnan(cc.peak)) worst.peak = cc.peak;
+    if (std::llabs(cc.lag) > std::llabs(worst.lag)) worst.lag = cc.lag;
+  }
+  return worst;
+}
+
 double energy_drift(double e0, double e) {
   if (e == e0) return 0.0;
   if (e0 == 0.0)

@@ -51,6 +51,16 @@ struct CrossCorrelation {
 CrossCorrelation cross_correlation(const std::vector<double>& test, const std::vector<double>& ref,
                                    std::int64_t max_lag);
 
+// Over receivers (test[j], ref[j]: receiver j's traces): the smallest correlation peak (NaN if
+// any is NaN) and the largest |lag| of any peak, among the receivers the wave reaches, i.e.
+// whose reference trace has an L2 norm of at least min_signal times the largest receiver's.
+// The others hold only the scheme's numerical precursor (1e-17 and smaller), which 16-bit
+// storage rounds to exact zeros: their correlation says nothing about accuracy. Peak 1, lag 0
+// when no receiver is left.
+CrossCorrelation worst_receiver_correlation(const std::vector<std::vector<double>>& test,
+                                            const std::vector<std::vector<double>>& ref, std::int64_t max_lag,
+                                            double min_signal = 1e-6);
+
 // (e - e0) / |e0|; 0 when both are 0, +-inf when only e0 is 0.
 double energy_drift(double e0, double e);
 

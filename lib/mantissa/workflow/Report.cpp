@@ -249,8 +249,8 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
   os << "## Accuracy and speed against the reference\n\n" << main_table(c) << "\n";
   os << "rel. L2 and max error: primary field against the reference at the last sample; receiver misfit: "
         "relative L2 over all receiver traces; x-corr: worst receiver's peak normalized cross-correlation "
-        "and "
-        "its lag in steps; energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
+        "and its lag in steps, among the receivers the wave reaches (reference trace norm >= 1e-6 of the "
+        "largest); energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
         "time the relative L2 passed the threshold. Definitions: docs/user-guide.md.\n\n";
   os << "## Speed details\n\n| variant | set-up [s] | steps [s] | inference [s] | analysis [s] | cell "
         "updates/s | "

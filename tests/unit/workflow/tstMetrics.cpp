@@ -70,6 +70,32 @@ TEST(WorkflowMetrics, CrossCorrelationOfOppositeSignsIsNegative) {
   EXPECT_EQ(mw::cross_correlation(zero, zero, 5).peak, 1.0);
 }
 
+TEST(WorkflowMetrics, WorstReceiverSkipsReceiversTheWaveDoesNotReach) {
+  // Three receivers: two carry the wavelet (one 5 samples late in the test), the third only
+  // a 1e-20 precursor that the test variant rounded to zero (what 16-bit storage does).
+  const double dt = 1e-3;
+  const auto ref = ricker(300, dt, 0.1, 20.0);
+  const auto late = ricker(300, dt, 0.1 + 5 * dt, 20.0);
+  std::vector<double> tiny(300, 0.0), zero(300, 0.0);
+  for (std::size_t i = 0; i < tiny.size(); ++i) tiny[i] = 1e-20 * ref[i];
+  const std::vector<std::vector<double>> r{ref, ref, tiny}, t{ref, late, zero};
+  const auto cc = mw::worst_receiver_correlation(t, r, 20);
+  EXPECT_EQ(cc.lag, 5);
+  EXPECT_NEAR(cc.peak, 1.0, 1e-9);
+  // With no signal threshold the silent receiver decides, and its correlation is 0.
+  EXPECT_EQ(mw::worst_receiver_correlation(t, r, 20, 0.0).peak, 0.0);
+  // A receiver with signal that the variant got wrong (sign flipped) is not skipped.
+  auto flipped = ref;
+  for (auto& x : flipped) x = -x;
+  const std::vector<std::vector<double>> t2{ref, flipped, zero};
+  EXPECT_LT(mw::worst_receiver_correlation(t2, r, 0).peak, -0.99);
+  // NaN anywhere that counts gives NaN.
+  auto bad = ref;
+  bad[10] = std::nan("");
+  const std::vector<std::vector<double>> t3{bad, ref, zero};
+  EXPECT_TRUE(std::isnan(mw::worst_receiver_correlation(t3, r, 5).peak));
+}
+
 TEST(WorkflowMetrics, EnergyDrift) {
   EXPECT_EQ(mw::energy_drift(2.0, 2.0), 0.0);
   EXPECT_DOUBLE_EQ(mw::energy_drift(2.0, 2.5), 0.25);
