@@ -34,16 +34,6 @@
 #define MANTISSA_SEISMIC_HOST_F16C 1
 #endif
 
-// Tells the compiler that the loop's iterations are independent (the row pointers never alias
-// the rows written), so it vectorises without run-time overlap checks.
-#if defined(__clang__)
-#define MANTISSA_HOST_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__INTEL_COMPILER)
-#define MANTISSA_HOST_IVDEP _Pragma("GCC ivdep")
-#else
-#define MANTISSA_HOST_IVDEP
-#endif
-
 namespace mantissa::seismic::detail::host {
 
 // Rows of y per tile: 16 rows x (2R+1) planes x a 136-point row of doubles is 150 KB, well

@@ -122,14 +122,16 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
     interior_update_points<R, 2>(space, box, p, q, m, w);
 }
 
-// psi_a <- b_a psi_a + a_a dp/dx_a on a PML box.
-template <int R, class ExecSpace, class PView, class MemField, class Profile, class C>
-void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
-                       const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
-                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
+// psi_a <- b_a psi_a + a_a dp/dx_a on a PML box. The dimension is a template argument: with
+// a run-time test the conditional z update kept GCC from vectorising the x loop at all, and the
+// CPML boxes cost 8x the interior per point.
+template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
+void pml_memory_update_dim(const ExecSpace& space, const Box& box, const PView& p,
+                           const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
+                           const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
   const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
   const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
-  const int dim = w.dim;
+  constexpr int dim = Dim;
   for_each_point(
       "mantissa::seismic::Solver::step::pml_memory", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
         psi0(k, j, i) = cpml_memory<C>(psi0(k, j, i), a0(i), b0(i), first_derivative<R>(p, 0, k, j, i, w));
@@ -139,17 +141,27 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
       });
 }
 
+template <int R, class ExecSpace, class PView, class MemField, class Profile, class C>
+void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
+                       const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
+                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
+  if (w.dim == 3)
+    pml_memory_update_dim<R, 3>(space, box, p, psi, pa, pb, w);
+  else
+    pml_memory_update_dim<R, 2>(space, box, p, psi, pa, pb, w);
+}
+
 // The CPML update of p on a PML box (Pasalic and McGarry 2010), zeta updated on the way.
-template <int R, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
-void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
-                const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
-                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
-                const StencilWeights<C, R>& w) {
+template <int R, int Dim, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
+void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+                    const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
+                    const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                    const StencilWeights<C, R>& w) {
   using S = typename PView::value_type;
   const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
   const auto zeta0 = zeta[0].view(), zeta1 = zeta[1].view(), zeta2 = zeta[2].view();
   const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
-  const int dim = w.dim;
+  constexpr int dim = Dim;
   for_each_point(
       "mantissa::seismic::Solver::step::pml", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
         C sum = C(0);
@@ -173,6 +185,17 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PV
         }
         q(k, j, i) = S(leapfrog<C>(C(p(k, j, i)), C(q(k, j, i)), C(m(k, j, i)), sum));
       });
+}
+
+template <int R, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
+void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+                const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
+                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                const StencilWeights<C, R>& w) {
+  if (w.dim == 3)
+    pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, w);
+  else
+    pml_update_dim<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, w);
 }
 
 // q(point) += (c dt)^2 amplitude weight, for one source's owned stencil points.
