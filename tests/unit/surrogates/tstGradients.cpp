@@ -9,6 +9,7 @@
 #include <surrogates/Model.hpp>
 #include <surrogates/Patches.hpp>
 
+#include "ModelGradientCheck.hpp"
 #include "TestMatrices.hpp"
 
 #include <gtest/gtest.h>
@@ -201,29 +202,8 @@ TEST(SurrogateGradients, WholeModel) {
     c.global_patches = {6, 6, 1};
     ms::Model<T> model(c);
     ms::TokenLayout layout(2, {3, 3, 1}, {{0, 0, 0}, {3, 2, 0}}, c.window);
-    ms::FieldBatch<T> fields("fields", 2, 3, 1, 6, 6);
-    {
-      auto h = Kokkos::create_mirror_view(fields);
-      std::mt19937 gen(12);
-      std::uniform_real_distribution<double> u(-1, 1);
-      for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(gen);
-      Kokkos::deep_copy(fields, h);
-    }
-    auto tokens = ms::make_matrix<T>("tokens", layout.num_tokens(), c.in_features());
-    ms::patchify(fields, c.patch, c.patch_z(), tokens);
-    auto R = random_matrix(layout.num_tokens(), c.out_features(), 13);
-    ms::Context ctx{mantissa::Precision::fp64};
-    ms::Matrix<T> out;
-    auto loss = [&] {
-      model.forward(ctx, layout, tokens, out);
-      return dot(out, R);
-    };
-    loss();
-    model.zero_grad();
-    model.backward(ctx, R);
-    Kokkos::fence();
-    for (auto& p : model.parameters())
-      check(
-          p.name, p.value.data(), p.size(), loss, [&](std::int64_t i) { return p.grad(i); }, 6);
+    const auto counts = ms::test::check_model_gradients(
+        model, layout, ms::FieldBatch<T>("fields", 2, 3, 1, 6, 6), 12, 13, 6, shifted ? "shifted" : "plain");
+    EXPECT_GT(counts.checked, 0);
   }
 }

@@ -6,6 +6,7 @@
 #include <surrogates/Model.hpp>
 #include <surrogates/Patches.hpp>
 
+#include "ModelGradientCheck.hpp"
 #include "TestMatrices.hpp"
 
 #include <gtest/gtest.h>
@@ -189,51 +190,12 @@ TEST(SurrogateModel3D, WholeModelGradientsMatchCentralDifferences) {
     ASSERT_EQ(c.in_features(), 16);
     ASSERT_EQ(c.out_features(), 8);
     ms::TokenLayout layout(3, kExtent, kOffsets, c.window);
-    ms::FieldBatch<T> fields("fields", 2, c.in_channels, kExtent[2] * c.patch, kExtent[1] * c.patch,
-                             kExtent[0] * c.patch);
-    {
-      auto h = Kokkos::create_mirror_view(fields);
-      std::mt19937 gen(31);
-      std::uniform_real_distribution<double> u(-1, 1);
-      for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(gen);
-      Kokkos::deep_copy(fields, h);
-    }
-    auto tokens = ms::make_matrix<T>("tokens", layout.num_tokens(), c.in_features());
-    ms::patchify(fields, c.patch, c.patch_z(), tokens);
-    auto R = random_matrix(layout.num_tokens(), c.out_features(), 37);
-    ms::Context ctx{mantissa::Precision::fp64};
-    ms::Matrix<T> out;
-    auto loss = [&] {
-      model.forward(ctx, layout, tokens, out);
-      return dot(out, R);
-    };
-    const double l0 = loss();
-    EXPECT_TRUE(std::isfinite(l0));
-    model.zero_grad();
-    model.backward(ctx, R);
-    Kokkos::fence();
-    std::mt19937 gen(7);
-    int checked = 0, nonzero = 0;
-    for (auto& p : model.parameters()) {
-      std::uniform_int_distribution<std::int64_t> pick(0, p.size() - 1);
-      // Six entries per parameter tensor (every tensor of every block is visited).
-      for (int s = 0; s < 6; ++s) {
-        const std::int64_t i = pick(gen);
-        const T keep = p.value(i);
-        const double h = 1e-6;
-        p.value(i) = keep + h;
-        const double lp = loss();
-        p.value(i) = keep - h;
-        const double lm = loss();
-        p.value(i) = keep;
-        const double fd = (lp - lm) / (2 * h);
-        const double an = p.grad(i);
-        EXPECT_NEAR(an, fd, 1e-6 * std::max(std::abs(an), 1e-2))
-            << (shifted ? "shifted " : "plain ") << p.name << " entry " << i;
-        ++checked;
-        nonzero += std::abs(fd) > 1e-8;
-      }
-    }
+    const auto counts =
+        ms::test::check_model_gradients(model, layout,
+                                        ms::FieldBatch<T>("fields", 2, c.in_channels, kExtent[2] * c.patch,
+                                                          kExtent[1] * c.patch, kExtent[0] * c.patch),
+                                        31, 37, 6, shifted ? "shifted" : "plain");
+    const int checked = counts.checked, nonzero = counts.nonzero;
     EXPECT_GT(checked, 6 * 10);
     // Most sampled entries carry a gradient (the key bias and a few learned-table rows outside
     // the tiles have none), so the comparison is not a comparison of zeros.
