@@ -7,13 +7,15 @@
 // Softmax is made safe by subtracting the row maximum before exp, so no score can overflow
 // (every exponent is <= 0) whatever the precision; probabilities are kept for the backward:
 //   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),  dQ = s dS K,  dK = s dS^T Q,
-// with s = 1/sqrt(dh). One thread per (window, head, row); windows hold at most max_size tokens.
+// with s = 1/sqrt(dh). One thread per (window, head, tile of rows): kAttentionRows rows on host
+// back-ends, one on devices; windows hold at most max_size tokens.
 // K and V are first gathered per (window, head) into transposed blocks [dh, max_size], so the
 // score rows (Q K^T and dO V^T) are sums of channel-scaled contiguous rows: every inner loop runs
-// over contiguous memory with no reduction and vectorises (a dot product per score would be a
-// serial reduction the compiler may not reorder); the sums are register-blocked in kLanes
-// (detail::row_times_transposed, detail::weighted_rows), each in the same order as a plain loop. The windows
-// are ragged (cut at tile edges, token lists rather than strides), which is why these are loops and not
+// over contiguous memory with no reduction and vectorises. The sums are register tiles of rows x
+// blocks of kLanes columns (detail::rows_times_transposed, detail::weighted_rows), each element
+// summed in the order of a plain loop; the softmax's row sums and the backward's row dot products
+// use kLanes partial sums combined pairwise (detail::lane_sum, detail::lane_dot). The windows are
+// ragged (cut at tile edges, token lists rather than strides), which is why these are loops and not
 // batched BLAS calls.
 //
 // Under 16- and 8-bit compute the q, k, v and dO operands are rounded to bf16 (fp16 for fp16
@@ -55,56 +57,217 @@ constexpr int kLanes = 16;
 #define MANTISSA_SURROGATE_SIMD
 #endif
 
-// s[j] = sum_c a[c] * bt[c * ldb + j] for j < size, c in order. bt holds ldb >= size columns
-// rounded up to kLanes, so every block of kLanes columns is read whole; its partial sums stay in
-// registers across the loop over c.
+// Reductions over a score row in a fixed order that vectorises: element j goes to partial j % kLanes
+// (whole blocks of kLanes first, then the tail), then the partials are combined pairwise. A plain
+// left-to-right sum is a serial chain of adds the compiler may not reorder (~4 cycles an element).
 template <class T>
-KOKKOS_INLINE_FUNCTION void row_times_transposed(const T* KOKKOS_RESTRICT a, const T* KOKKOS_RESTRICT bt,
-                                                 int ldb, int dh, int size, T* KOKKOS_RESTRICT s) {
-  for (int j0 = 0; j0 < size; j0 += kLanes) {
-    T acc[kLanes];
-    for (int l = 0; l < kLanes; ++l) acc[l] = T(0);
-    for (int c = 0; c < dh; ++c) {
-      const T ac = a[c];
-      const T* KOKKOS_RESTRICT b = bt + std::int64_t(c) * ldb + j0;
-      MANTISSA_SURROGATE_SIMD
-      for (int l = 0; l < kLanes; ++l) acc[l] += ac * b[l];
+KOKKOS_INLINE_FUNCTION T combine_lanes(T* part) {
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) part[l] += part[l + w];
+  return part[0];
+}
+// sum_j a[j] * b[j].
+template <class T>
+KOKKOS_INLINE_FUNCTION T lane_dot(const T* KOKKOS_RESTRICT a, const T* KOKKOS_RESTRICT b, int n) {
+  T part[kLanes];
+  for (int l = 0; l < kLanes; ++l) part[l] = T(0);
+  int j0 = 0;
+  for (; j0 + kLanes <= n; j0 += kLanes) {
+    MANTISSA_SURROGATE_SIMD
+    for (int l = 0; l < kLanes; ++l) part[l] += a[j0 + l] * b[j0 + l];
+  }
+  for (int l = 0; l < n - j0; ++l) part[l] += a[j0 + l] * b[j0 + l];
+  return combine_lanes(part);
+}
+// sum_j a[j].
+template <class T>
+KOKKOS_INLINE_FUNCTION T lane_sum(const T* KOKKOS_RESTRICT a, int n) {
+  T part[kLanes];
+  for (int l = 0; l < kLanes; ++l) part[l] = T(0);
+  int j0 = 0;
+  for (; j0 + kLanes <= n; j0 += kLanes) {
+    MANTISSA_SURROGATE_SIMD
+    for (int l = 0; l < kLanes; ++l) part[l] += a[j0 + l];
+  }
+  for (int l = 0; l < n - j0; ++l) part[l] += a[j0 + l];
+  return combine_lanes(part);
+}
+// max_j a[j] (exact, so the order does not matter), n >= 1.
+template <class T>
+KOKKOS_INLINE_FUNCTION T lane_max(const T* KOKKOS_RESTRICT a, int n) {
+  T part[kLanes];
+  for (int l = 0; l < kLanes; ++l) part[l] = a[0];
+  int j0 = 0;
+  for (; j0 + kLanes <= n; j0 += kLanes) {
+    MANTISSA_SURROGATE_SIMD
+    for (int l = 0; l < kLanes; ++l) part[l] = a[j0 + l] > part[l] ? a[j0 + l] : part[l];
+  }
+  for (int l = 0; l < n - j0; ++l) part[l] = a[j0 + l] > part[l] ? a[j0 + l] : part[l];
+  for (int l = 1; l < kLanes; ++l) part[0] = part[l] > part[0] ? part[l] : part[0];
+  return part[0];
+}
+
+// Register tiles: R rows (queries, or key columns in the backward) at once, times up to
+// kColBlocks blocks of kLanes columns. Each output element is still one sum in the plain loop's
+// order, but R x blocks independent sums advance together, so the loops run at the floating-point
+// units' throughput instead of waiting on one add's latency (one row at a time ran at ~4 cycles per
+// vector operation). Host back-ends take kAttentionRows rows per thread; devices keep one row per
+// thread, since their parallelism comes from threads, not registers.
+constexpr int kColBlocks = 4;
+constexpr int kAttentionRows =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, ExecSpace::memory_space>::accessible ? 4 : 1;
+
+// s_r[j0 + j] = sum_c a_r[c] * bt[c * ldb + j0 + j] for r < R, j < NB * kLanes (stored: j < valid).
+template <class T, int R, int NB>
+KOKKOS_INLINE_FUNCTION void tile_times_transposed(const T* const* a, const T* KOKKOS_RESTRICT bt, int ldb,
+                                                  int dh, int j0, int valid, T* const* s) {
+  T acc[R][NB * kLanes];
+  for (int r = 0; r < R; ++r)
+    for (int l = 0; l < NB * kLanes; ++l) acc[r][l] = T(0);
+  for (int c = 0; c < dh; ++c) {
+    const T* KOKKOS_RESTRICT b = bt + std::int64_t(c) * ldb + j0;
+    for (int r = 0; r < R; ++r) {
+      const T ar = a[r][c];
+      for (int k = 0; k < NB; ++k) {
+        MANTISSA_SURROGATE_SIMD
+        for (int l = 0; l < kLanes; ++l) acc[r][k * kLanes + l] += ar * b[k * kLanes + l];
+      }
     }
-    const int nl = size - j0 < kLanes ? size - j0 : kLanes;
-    for (int l = 0; l < nl; ++l) s[j0 + l] = acc[l];
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < valid; ++j) s[r][j0 + j] = acc[r][j];
+}
+
+// s_r[j] = sum_c a_r[c] * bt[c * ldb + j] for r < R, j < size, c in order. bt holds ldb >= size
+// columns rounded up to kLanes, so every block of kLanes columns is read whole.
+template <class T, int R>
+KOKKOS_INLINE_FUNCTION void rows_times_transposed(const T* const* a, const T* KOKKOS_RESTRICT bt, int ldb,
+                                                  int dh, int size, T* const* s) {
+  int j0 = 0;
+  for (; j0 + kColBlocks * kLanes <= size; j0 += kColBlocks * kLanes)
+    tile_times_transposed<T, R, kColBlocks>(a, bt, ldb, dh, j0, kColBlocks * kLanes, s);
+  for (; j0 < size; j0 += kLanes)
+    tile_times_transposed<T, R, 1>(a, bt, ldb, dh, j0, size - j0 < kLanes ? size - j0 : kLanes, s);
+}
+
+// out_r[c0 + c] = factor * sum_i w_r(i) * rows[tok[i] * ld + c0 + c] for c < NB * kLanes, with
+// w_r(i) = wts[r * rstride + i * wstride], i in order.
+template <class T, int R, int NB>
+KOKKOS_INLINE_FUNCTION void tile_weighted(const T* KOKKOS_RESTRICT wts, std::int64_t rstride,
+                                          std::int64_t wstride, const T* KOKKOS_RESTRICT rows,
+                                          const int* KOKKOS_RESTRICT tok, std::int64_t ld, int count, int c0,
+                                          T factor, T* const* out) {
+  T acc[R][NB * kLanes];
+  for (int r = 0; r < R; ++r)
+    for (int l = 0; l < NB * kLanes; ++l) acc[r][l] = T(0);
+  for (int i = 0; i < count; ++i) {
+    const T* KOKKOS_RESTRICT x = rows + tok[i] * ld + c0;
+    for (int r = 0; r < R; ++r) {
+      const T wi = wts[r * rstride + i * wstride];
+      for (int k = 0; k < NB; ++k) {
+        MANTISSA_SURROGATE_SIMD
+        for (int l = 0; l < kLanes; ++l) acc[r][k * kLanes + l] += wi * x[k * kLanes + l];
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int l = 0; l < NB * kLanes; ++l) out[r][c0 + l] = factor * acc[r][l];
+}
+
+// out_r[c] = factor * sum_i w_r(i) * rows[tok[i] * ld + c] for r < R, c < dh, i in order.
+template <class T, int R>
+KOKKOS_INLINE_FUNCTION void weighted_rows(const T* KOKKOS_RESTRICT wts, std::int64_t rstride,
+                                          std::int64_t wstride, const T* KOKKOS_RESTRICT rows,
+                                          const int* KOKKOS_RESTRICT tok, std::int64_t ld, int count, int dh,
+                                          T factor, T* const* out) {
+  int c0 = 0;
+  for (; c0 + kColBlocks * kLanes <= dh; c0 += kColBlocks * kLanes)
+    tile_weighted<T, R, kColBlocks>(wts, rstride, wstride, rows, tok, ld, count, c0, factor, out);
+  for (; c0 + kLanes <= dh; c0 += kLanes)
+    tile_weighted<T, R, 1>(wts, rstride, wstride, rows, tok, ld, count, c0, factor, out);
+  if (c0 < dh) {  // a tail narrower than kLanes (dh not a multiple of it): never read past dh
+    const int nc = dh - c0;
+    for (int r = 0; r < R; ++r) {
+      T acc[kLanes];
+      for (int l = 0; l < nc; ++l) acc[l] = T(0);
+      for (int i = 0; i < count; ++i) {
+        const T wi = wts[r * rstride + i * wstride];
+        const T* KOKKOS_RESTRICT x = rows + tok[i] * ld + c0;
+        for (int l = 0; l < nc; ++l) acc[l] += wi * x[l];
+      }
+      for (int l = 0; l < nc; ++l) out[r][c0 + l] = factor * acc[l];
+    }
   }
 }
 
-// out[c] = factor * sum_i wts[i * wstride] * rows[tok[i] * ld + c] for c < dh, i in order: the
-// channels in blocks of kLanes whose sums stay in registers across the loop over i.
-template <class T>
-KOKKOS_INLINE_FUNCTION void weighted_rows(const T* KOKKOS_RESTRICT wts, std::int64_t wstride,
-                                          const T* KOKKOS_RESTRICT rows, const int* KOKKOS_RESTRICT tok,
-                                          std::int64_t ld, int count, int dh, T factor,
-                                          T* KOKKOS_RESTRICT out) {
-  int c0 = 0;
-  for (; c0 + kLanes <= dh; c0 += kLanes) {
-    T acc[kLanes];
-    for (int l = 0; l < kLanes; ++l) acc[l] = T(0);
-    for (int i = 0; i < count; ++i) {
-      const T wi = wts[i * wstride];
-      const T* KOKKOS_RESTRICT r = rows + tok[i] * ld + c0;
-      MANTISSA_SURROGATE_SIMD
-      for (int l = 0; l < kLanes; ++l) acc[l] += wi * r[l];
-    }
-    for (int l = 0; l < kLanes; ++l) out[c0 + l] = factor * acc[l];
+// The three row kernels of attention for R rows of one (window, head); `tok` lists the window's
+// tokens, `first` the first of the R rows; Kt / Vt / P / dS point at the (window, head) block.
+// Forward: scores of R queries, safe softmax, probabilities times V into out [N, D].
+template <class T, int R>
+KOKKOS_INLINE_FUNCTION void attention_forward_tile(const T* qkv, int D, int dh, int h, const int* tok,
+                                                   int size, int first, const T* Kt, std::int64_t ldk, T* P,
+                                                   std::int64_t wmax, T scale, T* out) {
+  const int ld = 3 * D;
+  const T* a[R];
+  T* p[R];
+  T* o[R];
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t ti = tok[first + r];
+    a[r] = qkv + ti * ld + h * dh;
+    p[r] = P + (first + r) * wmax;
+    o[r] = out + ti * D + h * dh;
   }
-  if (c0 < dh) {  // a tail narrower than kLanes (dh not a multiple of it): never read past dh
-    T acc[kLanes];
-    const int nc = dh - c0;
-    for (int l = 0; l < nc; ++l) acc[l] = T(0);
-    for (int i = 0; i < count; ++i) {
-      const T wi = wts[i * wstride];
-      const T* KOKKOS_RESTRICT r = rows + tok[i] * ld + c0;
-      for (int l = 0; l < nc; ++l) acc[l] += wi * r[l];
-    }
-    for (int l = 0; l < nc; ++l) out[c0 + l] = factor * acc[l];
+  rows_times_transposed<T, R>(a, Kt, int(ldk), dh, size, p);
+  for (int r = 0; r < R; ++r) {
+    T* KOKKOS_RESTRICT pr = p[r];
+    for (int j = 0; j < size; ++j) pr[j] *= scale;
+    const T mx = lane_max(pr, size);
+    for (int j = 0; j < size; ++j) pr[j] = softmax_exp(pr[j] - mx);
+    const T inv = T(1) / lane_sum(pr, size);
+    for (int j = 0; j < size; ++j) pr[j] *= inv;
   }
+  weighted_rows<T, R>(p[0], wmax, 1, qkv + 2 * D + h * dh, tok, ld, size, dh, T(1), o);
+}
+
+// Backward, per query row: dP = dO V^T, dS = P * (dP - rowsum(P * dP)), dQ = s dS K.
+template <class T, int R>
+KOKKOS_INLINE_FUNCTION void attention_backward_row_tile(const T* qkv, const T* dO, int D, int dh, int h,
+                                                        const int* tok, int size, int first, const T* Vt,
+                                                        std::int64_t ldk, const T* P, T* dS,
+                                                        std::int64_t wmax, T scale, T* dqkv) {
+  const T* a[R];
+  T* ds[R];
+  T* g[R];
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t ti = tok[first + r];
+    a[r] = dO + ti * D + h * dh;
+    ds[r] = dS + (first + r) * wmax;
+    g[r] = dqkv + ti * 3 * D + h * dh;
+  }
+  rows_times_transposed<T, R>(a, Vt, int(ldk), dh, size, ds);
+  for (int r = 0; r < R; ++r) {
+    const T* KOKKOS_RESTRICT p = P + (first + r) * wmax;
+    T* KOKKOS_RESTRICT d = ds[r];
+    const T dot = lane_dot(p, d, size);
+    for (int j = 0; j < size; ++j) d[j] = p[j] * (d[j] - dot);
+  }
+  weighted_rows<T, R>(ds[0], wmax, 1, qkv + D + h * dh, tok, 3 * D, size, dh, scale, g);
+}
+
+// Backward, per key column j: dK = s dS^T Q and dV = P^T dO (column j of dS / P weights the rows).
+template <class T, int R>
+KOKKOS_INLINE_FUNCTION void attention_backward_column_tile(const T* qkv, const T* dO, int D, int dh, int h,
+                                                           const int* tok, int size, int first, const T* P,
+                                                           const T* dS, std::int64_t wmax, T scale, T* dqkv) {
+  T* gk[R];
+  T* gv[R];
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t tj = tok[first + r];
+    gk[r] = dqkv + tj * 3 * D + D + h * dh;
+    gv[r] = dqkv + tj * 3 * D + 2 * D + h * dh;
+  }
+  weighted_rows<T, R>(dS + first, 1, wmax, qkv + h * dh, tok, 3 * D, size, dh, scale, gk);
+  weighted_rows<T, R>(P + first, 1, wmax, dO + h * dh, tok, D, size, dh, T(1), gv);
 }
 }  // namespace detail
 
@@ -143,30 +306,25 @@ class WindowAttention {
     auto mem = win.members;
     const int H = m_heads, D = m_d, dh = m_d / m_heads;
     const T scale = T(1) / math::sqrt(T(dh));
+    const std::int64_t tiles = (wmax + detail::kAttentionRows - 1) / detail::kAttentionRows;
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::forward",
-        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * wmax),
+        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * tiles),
         KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t i = idx % wmax, h = (idx / wmax) % H, w = idx / (wmax * H);
+          const std::int64_t t = idx % tiles, h = (idx / tiles) % H, w = idx / (tiles * H);
           const int begin = offs(w), size = offs(w + 1) - offs(w);
-          if (i >= size) return;
-          const int ti = mem(begin + i);
-          T* KOKKOS_RESTRICT p = &P(((w * H + h) * wmax + i) * wmax);
-          const T* row = qkv.data();
-          const int ld = 3 * D;
-          detail::row_times_transposed(row + std::int64_t(ti) * ld + h * dh, &Kt((w * H + h) * dh * ldk), ldk,
-                                       dh, size, p);
-          T mx = scale * p[0];
-          for (int j = 0; j < size; ++j) {
-            p[j] *= scale;
-            mx = p[j] > mx ? p[j] : mx;
-          }
-          for (int j = 0; j < size; ++j) p[j] = detail::softmax_exp(p[j] - mx);
-          T sum = T(0);
-          for (int j = 0; j < size; ++j) sum += p[j];
-          const T inv = T(1) / sum;
-          for (int j = 0; j < size; ++j) p[j] *= inv;
-          detail::weighted_rows(p, 1, row + 2 * D + h * dh, &mem(begin), ld, size, dh, T(1), &o(ti, h * dh));
+          const int first = int(t) * detail::kAttentionRows;
+          if (first >= size) return;
+          const int* tok = &mem(begin);
+          const T* kt = &Kt((w * H + h) * dh * ldk);
+          T* p = &P((w * H + h) * wmax * wmax);
+          if (first + detail::kAttentionRows <= size)
+            detail::attention_forward_tile<T, detail::kAttentionRows>(
+                qkv.data(), D, dh, int(h), tok, size, first, kt, ldk, p, wmax, scale, o.data());
+          else
+            for (int i = first; i < size; ++i)
+              detail::attention_forward_tile<T, 1>(qkv.data(), D, dh, int(h), tok, size, i, kt, ldk, p, wmax,
+                                                   scale, o.data());
         });
   }
 
@@ -188,38 +346,44 @@ class WindowAttention {
     auto mem = win.members;
     const int H = m_heads, D = m_d, dh = m_d / m_heads;
     const T scale = T(1) / math::sqrt(T(dh));
-    const auto policy = Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * wmax);
+    const std::int64_t tiles = (wmax + detail::kAttentionRows - 1) / detail::kAttentionRows;
+    const auto policy = Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * tiles);
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_rows", policy,
         KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t i = idx % wmax, h = (idx / wmax) % H, w = idx / (wmax * H);
+          const std::int64_t t = idx % tiles, h = (idx / tiles) % H, w = idx / (tiles * H);
           const int begin = offs(w), size = offs(w + 1) - offs(w);
-          if (i >= size) return;
-          const int ti = mem(begin + i);
-          const T* KOKKOS_RESTRICT p = &P(((w * H + h) * wmax + i) * wmax);
-          T* KOKKOS_RESTRICT ds = &dS(((w * H + h) * wmax + i) * wmax);
-          const T* row = qkv.data();
-          const int ld = 3 * D;
-          detail::row_times_transposed(dO.data() + std::int64_t(ti) * D + h * dh, &Vt((w * H + h) * dh * ldk),
-                                       ldk, dh, size, ds);
-          T dot = T(0);
-          for (int j = 0; j < size; ++j) dot += p[j] * ds[j];
-          for (int j = 0; j < size; ++j) ds[j] = p[j] * (ds[j] - dot);
-          detail::weighted_rows(ds, 1, row + D + h * dh, &mem(begin), ld, size, dh, scale, &g(ti, h * dh));
+          const int first = int(t) * detail::kAttentionRows;
+          if (first >= size) return;
+          const int* tok = &mem(begin);
+          const T* vt = &Vt((w * H + h) * dh * ldk);
+          const std::int64_t base = (w * H + h) * wmax * wmax;
+          if (first + detail::kAttentionRows <= size)
+            detail::attention_backward_row_tile<T, detail::kAttentionRows>(
+                qkv.data(), dO.data(), D, dh, int(h), tok, size, first, vt, ldk, &P(base), &dS(base), wmax,
+                scale, g.data());
+          else
+            for (int i = first; i < size; ++i)
+              detail::attention_backward_row_tile<T, 1>(qkv.data(), dO.data(), D, dh, int(h), tok, size, i,
+                                                        vt, ldk, &P(base), &dS(base), wmax, scale, g.data());
         });
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_columns", policy,
         KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t j = idx % wmax, h = (idx / wmax) % H, w = idx / (wmax * H);
+          const std::int64_t t = idx % tiles, h = (idx / tiles) % H, w = idx / (tiles * H);
           const int begin = offs(w), size = offs(w + 1) - offs(w);
-          if (j >= size) return;
-          const int tj = mem(begin + j);
-          const std::int64_t base = (w * H + h) * wmax * wmax + j;
-          // dK = s dS^T Q and dV = P^T dO: column j of dS / P weights the window's rows.
-          detail::weighted_rows(&dS(base), wmax, qkv.data() + h * dh, &mem(begin), 3 * D, size, dh, scale,
-                                &g(tj, D + h * dh));
-          detail::weighted_rows(&P(base), wmax, dO.data() + h * dh, &mem(begin), D, size, dh, T(1),
-                                &g(tj, 2 * D + h * dh));
+          const int first = int(t) * detail::kAttentionRows;
+          if (first >= size) return;
+          const int* tok = &mem(begin);
+          const std::int64_t base = (w * H + h) * wmax * wmax;
+          if (first + detail::kAttentionRows <= size)
+            detail::attention_backward_column_tile<T, detail::kAttentionRows>(
+                qkv.data(), dO.data(), D, dh, int(h), tok, size, first, &P(base), &dS(base), wmax, scale,
+                g.data());
+          else
+            for (int j = first; j < size; ++j)
+              detail::attention_backward_column_tile<T, 1>(qkv.data(), dO.data(), D, dh, int(h), tok, size, j,
+                                                           &P(base), &dS(base), wmax, scale, g.data());
         });
   }
 
