@@ -6,7 +6,9 @@
 //
 // Backward, with xhat = (x - mean) * rstd and g = dy * gamma:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dgamma += sum dy * xhat,  dbeta += sum dy.
+// Row sums run in kLanes partial sums (detail/Lanes.hpp), so they vectorise.
 #include <surrogates/Parameter.hpp>
+#include <surrogates/detail/Lanes.hpp>
 
 #include <string>
 #include <vector>
@@ -44,15 +46,15 @@ class LayerNorm {
     Kokkos::parallel_for(
         "mantissa::surrogates::LayerNorm::forward", Kokkos::RangePolicy<ExecSpace>(0, n),
         KOKKOS_LAMBDA(const std::int64_t r) {
-          T s = T(0);
-          for (int j = 0; j < d; ++j) s += x(r, j);
-          const T mu = s / T(d);
-          T v = T(0);
-          for (int j = 0; j < d; ++j) v += (x(r, j) - mu) * (x(r, j) - mu);
-          const T rs = T(1) / math::sqrt(v / T(d) + eps);
+          const T* KOKKOS_RESTRICT xr = &x(r, 0);
+          const T* KOKKOS_RESTRICT ga = gamma.data();
+          const T* KOKKOS_RESTRICT be = beta.data();
+          T* KOKKOS_RESTRICT yr = &yy(r, 0);
+          const T mu = detail::lane_sum(xr, d) / T(d);
+          const T rs = T(1) / math::sqrt(detail::lane_sum_sq_dev(xr, mu, d) / T(d) + eps);
           mean(r) = mu;
           rstd(r) = rs;
-          for (int j = 0; j < d; ++j) yy(r, j) = (x(r, j) - mu) * rs * gamma(j) + beta(j);
+          for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mu) * rs * ga[j] + be[j];
         });
   }
 
@@ -69,18 +71,14 @@ class LayerNorm {
     Kokkos::parallel_for(
         "mantissa::surrogates::LayerNorm::backward", Kokkos::RangePolicy<ExecSpace>(0, n),
         KOKKOS_LAMBDA(const std::int64_t r) {
-          T sg = T(0), sgx = T(0);
-          for (int j = 0; j < d; ++j) {
-            const T gj = g(r, j) * gamma(j);
-            sg += gj;
-            sgx += gj * (x(r, j) - mean(r)) * rstd(r);
-          }
-          sg /= T(d);
-          sgx /= T(d);
-          for (int j = 0; j < d; ++j) {
-            const T xh = (x(r, j) - mean(r)) * rstd(r);
-            out(r, j) = rstd(r) * (g(r, j) * gamma(j) - sg - xh * sgx);
-          }
+          const T* KOKKOS_RESTRICT gr = &g(r, 0);
+          const T* KOKKOS_RESTRICT xr = &x(r, 0);
+          const T* KOKKOS_RESTRICT ga = gamma.data();
+          T* KOKKOS_RESTRICT o = &out(r, 0);
+          const T mu = mean(r), rs = rstd(r);
+          const T sg = detail::lane_dot(gr, ga, d) / T(d);
+          const T sgx = rs * detail::lane_dot_dev(gr, ga, xr, mu, d) / T(d);
+          for (int j = 0; j < d; ++j) o[j] = rs * (gr[j] * ga[j] - sg - (xr[j] - mu) * rs * sgx);
         });
     auto dgamma = m_dgamma;
     auto dbeta = m_dbeta;

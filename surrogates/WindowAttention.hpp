@@ -24,6 +24,7 @@
 #include <mantissa/core/LowPrecision.hpp>
 #include <surrogates/TokenLayout.hpp>
 #include <surrogates/detail/FastMath.hpp>
+#include <surrogates/detail/Lanes.hpp>
 
 #include <string>
 
@@ -46,67 +47,6 @@ template <>
 KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
   return exp_nonpositive(x);
 }
-// Lanes of the register-blocked loops below: one AVX-512 register of fp32, two of fp64.
-constexpr int kLanes = 16;
-// Marks the kLanes loops as the ones to vectorise: GCC otherwise unrolls them completely and
-// vectorises the enclosing loop with gathers instead. OpenMP's simd directive where the host
-// compiler sees OpenMP; nothing elsewhere (device compilers vectorise across threads).
-#if defined(_OPENMP) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
-#define MANTISSA_SURROGATE_SIMD _Pragma("omp simd")
-#else
-#define MANTISSA_SURROGATE_SIMD
-#endif
-
-// Reductions over a score row in a fixed order that vectorises: element j goes to partial j % kLanes
-// (whole blocks of kLanes first, then the tail), then the partials are combined pairwise. A plain
-// left-to-right sum is a serial chain of adds the compiler may not reorder (~4 cycles an element).
-template <class T>
-KOKKOS_INLINE_FUNCTION T combine_lanes(T* part) {
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) part[l] += part[l + w];
-  return part[0];
-}
-// sum_j a[j] * b[j].
-template <class T>
-KOKKOS_INLINE_FUNCTION T lane_dot(const T* KOKKOS_RESTRICT a, const T* KOKKOS_RESTRICT b, int n) {
-  T part[kLanes];
-  for (int l = 0; l < kLanes; ++l) part[l] = T(0);
-  int j0 = 0;
-  for (; j0 + kLanes <= n; j0 += kLanes) {
-    MANTISSA_SURROGATE_SIMD
-    for (int l = 0; l < kLanes; ++l) part[l] += a[j0 + l] * b[j0 + l];
-  }
-  for (int l = 0; l < n - j0; ++l) part[l] += a[j0 + l] * b[j0 + l];
-  return combine_lanes(part);
-}
-// sum_j a[j].
-template <class T>
-KOKKOS_INLINE_FUNCTION T lane_sum(const T* KOKKOS_RESTRICT a, int n) {
-  T part[kLanes];
-  for (int l = 0; l < kLanes; ++l) part[l] = T(0);
-  int j0 = 0;
-  for (; j0 + kLanes <= n; j0 += kLanes) {
-    MANTISSA_SURROGATE_SIMD
-    for (int l = 0; l < kLanes; ++l) part[l] += a[j0 + l];
-  }
-  for (int l = 0; l < n - j0; ++l) part[l] += a[j0 + l];
-  return combine_lanes(part);
-}
-// max_j a[j] (exact, so the order does not matter), n >= 1.
-template <class T>
-KOKKOS_INLINE_FUNCTION T lane_max(const T* KOKKOS_RESTRICT a, int n) {
-  T part[kLanes];
-  for (int l = 0; l < kLanes; ++l) part[l] = a[0];
-  int j0 = 0;
-  for (; j0 + kLanes <= n; j0 += kLanes) {
-    MANTISSA_SURROGATE_SIMD
-    for (int l = 0; l < kLanes; ++l) part[l] = a[j0 + l] > part[l] ? a[j0 + l] : part[l];
-  }
-  for (int l = 0; l < n - j0; ++l) part[l] = a[j0 + l] > part[l] ? a[j0 + l] : part[l];
-  for (int l = 1; l < kLanes; ++l) part[0] = part[l] > part[0] ? part[l] : part[0];
-  return part[0];
-}
-
 // Register tiles: R rows (queries, or key columns in the backward) at once, times up to
 // kColBlocks blocks of kLanes columns. Each output element is still one sum in the plain loop's
 // order, but R x blocks independent sums advance together, so the loops run at the floating-point
