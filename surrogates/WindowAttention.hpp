@@ -23,40 +23,20 @@
 // training do; fp8 recipes keep attention in 16-bit (Micikevicius et al., arXiv:2209.05433).
 #include <mantissa/core/LowPrecision.hpp>
 #include <surrogates/TokenLayout.hpp>
-#include <surrogates/detail/FastMath.hpp>
-#include <surrogates/detail/Lanes.hpp>
+#include <surrogates/detail/AttentionAvx512Bf16.hpp>
+#include <surrogates/detail/AttentionCommon.hpp>
 
 #include <string>
 
 namespace mantissa::surrogates {
 
-// Per-thread scratch bounds: a window of at most 1024 tokens (8^3 with room), heads of at most
-// 256 channels. Rows of scores and of outputs live in registers/stack so the loops over the head
-// channels carry no reduction and vectorize.
-constexpr int kMaxWindowTokens = 1024;
-constexpr int kMaxHeadDim = 256;
-
 namespace detail {
-// exp for the softmax, whose arguments are <= 0: math::exp, except for fp32 on hosts, where a
-// polynomial that the compiler can vectorise replaces the libm call (see FastMath.hpp).
-template <class T>
-KOKKOS_INLINE_FUNCTION T softmax_exp(T x) {
-  return math::exp(x);
-}
-template <>
-KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
-  return exp_nonpositive(x);
-}
 // Register tiles: R rows (queries, or key columns in the backward) at once, times up to
 // kColBlocks blocks of kLanes columns. Each output element is still one sum in the plain loop's
 // order, but R x blocks independent sums advance together, so the loops run at the floating-point
 // units' throughput instead of waiting on one add's latency (one row at a time ran at ~4 cycles per
 // vector operation). Host back-ends take kAttentionRows rows per thread; devices keep one row per
 // thread, since their parallelism comes from threads, not registers.
-constexpr int kColBlocks = 4;
-constexpr int kAttentionRows =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, ExecSpace::memory_space>::accessible ? 4 : 1;
-
 // s_r[j0 + j] = sum_c a_r[c] * bt[c * ldb + j0 + j] for r < R, j < NB * kLanes (stored: j < valid).
 template <class T, int R, int NB>
 KOKKOS_INLINE_FUNCTION void tile_times_transposed(const T* const* a, const T* KOKKOS_RESTRICT bt, int ldb,
@@ -146,7 +126,7 @@ KOKKOS_INLINE_FUNCTION void weighted_rows(const T* KOKKOS_RESTRICT wts, std::int
 template <class T, int R>
 KOKKOS_INLINE_FUNCTION void attention_forward_tile(const T* qkv, int D, int dh, int h, const int* tok,
                                                    int size, int first, const T* Kt, std::int64_t ldk, T* P,
-                                                   std::int64_t wmax, T scale, T* out) {
+                                                   std::int64_t wmax, T scale, int round16, T* out) {
   const int ld = 3 * D;
   const T* a[R];
   T* p[R];
@@ -158,14 +138,7 @@ KOKKOS_INLINE_FUNCTION void attention_forward_tile(const T* qkv, int D, int dh, 
     o[r] = out + ti * D + h * dh;
   }
   rows_times_transposed<T, R>(a, Kt, int(ldk), dh, size, p);
-  for (int r = 0; r < R; ++r) {
-    T* KOKKOS_RESTRICT pr = p[r];
-    for (int j = 0; j < size; ++j) pr[j] *= scale;
-    const T mx = lane_max(pr, size);
-    for (int j = 0; j < size; ++j) pr[j] = softmax_exp(pr[j] - mx);
-    const T inv = T(1) / lane_sum(pr, size);
-    for (int j = 0; j < size; ++j) pr[j] *= inv;
-  }
+  for (int r = 0; r < R; ++r) softmax_row(p[r], size, scale, round16);
   weighted_rows<T, R>(p[0], wmax, 1, qkv + 2 * D + h * dh, tok, ld, size, dh, T(1), o);
 }
 
@@ -236,16 +209,28 @@ class WindowAttention {
                   std::to_string(kMaxWindowTokens) + "; use a smaller surrogate.window");
     const std::int64_t probs = std::int64_t(win.count) * m_heads * wmax * wmax;
     ensure_size(m_p, "mantissa::surrogates::WindowAttention::probabilities", probs);
-    gather_transposed(win, m_qkv, m_heads, m_d, m_kt, m_vt);
     const std::int64_t ldk = padded(wmax);
+    const int H = m_heads, D = m_d, dh = m_d / m_heads;
+    const T scale = T(1) / math::sqrt(T(dh));
+    const int round16 = compute == Precision::fp32 || compute == Precision::fp64 ? 0
+                        : compute == Precision::fp16                             ? 2
+                                                                                 : 1;
+#if MANTISSA_ATTENTION_AVX512BF16
+    if constexpr (std::is_same<T, float>::value &&
+                  std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value) {
+      if (round16 == 1 && dh % detail::kLanes == 0 && attention_avx512bf16_enabled()) {
+        detail::attention_forward_avx512bf16(win, m_qkv, H, D, float(scale), m_p, m_k2, m_v2, out);
+        return;
+      }
+    }
+#endif
+    gather_transposed(win, m_qkv, H, D, D, m_kt, "mantissa::surrogates::WindowAttention::k_transposed");
     auto P = m_p;
     auto qkv = m_qkv;
     auto Kt = m_kt;
     auto o = out;
     auto offs = win.offsets;
     auto mem = win.members;
-    const int H = m_heads, D = m_d, dh = m_d / m_heads;
-    const T scale = T(1) / math::sqrt(T(dh));
     const std::int64_t tiles = (wmax + detail::kAttentionRows - 1) / detail::kAttentionRows;
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::forward",
@@ -260,11 +245,11 @@ class WindowAttention {
           T* p = &P((w * H + h) * wmax * wmax);
           if (first + detail::kAttentionRows <= size)
             detail::attention_forward_tile<T, detail::kAttentionRows>(
-                qkv.data(), D, dh, int(h), tok, size, first, kt, ldk, p, wmax, scale, o.data());
+                qkv.data(), D, dh, int(h), tok, size, first, kt, ldk, p, wmax, scale, round16, o.data());
           else
             for (int i = first; i < size; ++i)
               detail::attention_forward_tile<T, 1>(qkv.data(), D, dh, int(h), tok, size, i, kt, ldk, p, wmax,
-                                                   scale, o.data());
+                                                   scale, round16, o.data());
         });
   }
 
@@ -279,8 +264,10 @@ class WindowAttention {
     auto P = m_p;
     auto dS = m_ds;
     auto qkv = m_qkv;
-    auto Vt = m_vt;
     const std::int64_t ldk = padded(wmax);
+    gather_transposed(win, m_qkv, m_heads, m_d, 2 * m_d, m_vt,
+                      "mantissa::surrogates::WindowAttention::v_transposed");
+    auto Vt = m_vt;
     auto g = dqkv;
     auto offs = win.offsets;
     auto mem = win.members;
@@ -335,17 +322,15 @@ class WindowAttention {
     return (wmax + detail::kLanes - 1) / detail::kLanes * detail::kLanes;
   }
 
-  // K and V of every (window, head) as [dh, padded(max_size)] blocks; columns past a window's size
-  // are zero when allocated and are read but never used.
-  static void gather_transposed(const Windows& win, const Matrix<T>& qkv, int H, int D, Vector<T>& kt,
-                                Vector<T>& vt) {
+  // One of K (column offset D) or V (2D) of every (window, head) as [dh, padded(max_size)] blocks;
+  // columns past a window's size are zero when allocated and are read but never used.
+  static void gather_transposed(const Windows& win, const Matrix<T>& qkv, int H, int D, int offset,
+                                Vector<T>& kt, const char* label) {
     const std::int64_t wmax = win.max_size, ldk = padded(wmax);
     const int dh = D / H;
     const std::int64_t total = std::int64_t(win.count) * H * dh * ldk;
-    ensure_size(kt, "mantissa::surrogates::WindowAttention::k_transposed", total);
-    ensure_size(vt, "mantissa::surrogates::WindowAttention::v_transposed", total);
+    ensure_size(kt, label, total);
     auto K = kt;
-    auto V = vt;
     auto offs = win.offsets;
     auto mem = win.members;
     Kokkos::parallel_for(
@@ -355,12 +340,9 @@ class WindowAttention {
           const std::int64_t j = idx % wmax, h = (idx / wmax) % H, w = idx / (wmax * H);
           const int begin = offs(w), size = offs(w + 1) - offs(w);
           if (j >= size) return;
-          const T* KOKKOS_RESTRICT src = &qkv(mem(begin + j), 0);
+          const T* KOKKOS_RESTRICT src = &qkv(mem(begin + j), offset + h * dh);
           const std::int64_t base = (w * H + h) * dh * ldk + j;
-          for (int c = 0; c < dh; ++c) {
-            K(base + c * ldk) = src[D + h * dh + c];
-            V(base + c * ldk) = src[2 * D + h * dh + c];
-          }
+          for (int c = 0; c < dh; ++c) K(base + c * ldk) = src[c];
         });
   }
 
@@ -385,6 +367,8 @@ class WindowAttention {
   Windows m_win;
   Matrix<T> m_qkv, m_qkv_round, m_dout_round;
   Vector<T> m_p, m_ds, m_kt, m_vt;
+  // bf16 pairs of K and V for the AVX512-BF16 forward (detail/AttentionAvx512Bf16.hpp).
+  Kokkos::View<std::uint32_t*, MemSpace> m_k2, m_v2;
 };
 
 }  // namespace mantissa::surrogates

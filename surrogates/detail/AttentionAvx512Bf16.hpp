@@ -1,0 +1,182 @@
+#pragma once
+// Window attention's forward under bf16 compute on x86-64 hosts with AVX512-BF16: Q K^T and P V as
+// bf16 dot products (vdpbf16ps: per fp32 lane, two bf16 products added to the sum), the way
+// autocast runs both products as bf16 matrix multiplies with fp32 accumulation. Twice the
+// products per instruction of the fp32 kernels, and half the bytes of K and V. Compiled where the
+// host compiler targets AVX512-BF16 (e.g. -march=native on AMD Zen 4/5, Intel Sapphire Rapids);
+// elsewhere, and on devices, the portable kernels of WindowAttention.hpp run.
+//
+// Operands are the bf16-rounded q, k, v (fp32 values that are exact in bf16) and the probabilities
+// rounded to bf16 by softmax_row, so the products are exact in fp32 and the kernel differs from
+// the portable one only in the order of the fp32 additions (pairs first). K is stored as pairs of
+// channels [dh/2][columns] and V as pairs of tokens [tokens/2][dh], both per (window, head), zero
+// past a window's end.
+#include <surrogates/TokenLayout.hpp>
+#include <surrogates/detail/AttentionCommon.hpp>
+
+#include <cstdint>
+
+#if defined(__AVX512BF16__) && defined(__AVX512F__) && !defined(__CUDA_ARCH__) && \
+    !defined(__HIP_DEVICE_COMPILE__)
+#define MANTISSA_ATTENTION_AVX512BF16 1
+#include <immintrin.h>
+#else
+#define MANTISSA_ATTENTION_AVX512BF16 0
+#endif
+
+namespace mantissa::surrogates {
+// Whether this build has the AVX512-BF16 attention kernel, and whether bf16 forwards may use it
+// (default yes); tests and benchmarks switch it off to run the portable kernels on the same host.
+constexpr bool attention_avx512bf16_compiled() {
+  return MANTISSA_ATTENTION_AVX512BF16 != 0;
+}
+inline bool& attention_avx512bf16_enabled() {
+  static bool enabled = true;
+  return enabled;
+}
+}  // namespace mantissa::surrogates
+
+#if MANTISSA_ATTENTION_AVX512BF16
+namespace mantissa::surrogates::detail {
+
+// Two bf16-exact floats as one 32-bit pair, `lo` in the low half (the element vdpbf16ps takes
+// first).
+inline std::uint32_t bf16_pair(float lo, float hi) {
+  return (mantissa::detail::float_to_bits(hi) & 0xFFFF0000u) | (mantissa::detail::float_to_bits(lo) >> 16);
+}
+
+inline __m512 dot_bf16(__m512 acc, std::uint32_t a_pair, __m512i b_pairs) {
+  return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(int(a_pair)), (__m512bh)b_pairs);
+}
+
+// s_r[j0 + j] = sum over channel pairs of q_r . k_j for NB blocks of 16 columns; `valid` columns
+// are stored (fewer only in a last block of one).
+template <int R, int NB>
+inline void scores_bf16(const std::uint32_t (*qp)[kMaxHeadDim / 2], const std::uint32_t* k2, std::int64_t ldk,
+                        int pairs, int j0, int valid, float* const* s) {
+  __m512 acc[R][NB];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < NB; ++k) acc[r][k] = _mm512_setzero_ps();
+  for (int cp = 0; cp < pairs; ++cp) {
+    __m512i b[NB];
+    for (int k = 0; k < NB; ++k) b[k] = _mm512_loadu_si512(k2 + cp * ldk + j0 + 16 * k);
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < NB; ++k) acc[r][k] = dot_bf16(acc[r][k], qp[r][cp], b[k]);
+  }
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < NB; ++k) {
+      if (valid == NB * 16)
+        _mm512_storeu_ps(s[r] + j0 + 16 * k, acc[r][k]);
+      else
+        _mm512_mask_storeu_ps(s[r] + j0 + 16 * k, __mmask16((1u << valid) - 1u), acc[r][k]);
+    }
+}
+
+// o_r[c0 + c] = sum over token pairs of p_r . v for NB blocks of 16 channels.
+template <int R, int NB>
+inline void weighted_bf16(const std::uint32_t (*pp)[kMaxWindowTokens / 2], int pairs, const std::uint32_t* v2,
+                          int dh, int c0, float* const* o) {
+  __m512 acc[R][NB];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < NB; ++k) acc[r][k] = _mm512_setzero_ps();
+  for (int jp = 0; jp < pairs; ++jp) {
+    __m512i b[NB];
+    for (int k = 0; k < NB; ++k) b[k] = _mm512_loadu_si512(v2 + std::int64_t(jp) * dh + c0 + 16 * k);
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < NB; ++k) acc[r][k] = dot_bf16(acc[r][k], pp[r][jp], b[k]);
+  }
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < NB; ++k) _mm512_storeu_ps(o[r] + c0 + 16 * k, acc[r][k]);
+}
+
+// R query rows of one (window, head): scores, softmax (probabilities kept in P for the backward),
+// probabilities times V.
+template <int R>
+inline void attention_tile_bf16(const float* qkv, int D, int dh, int h, const int* tok, int size, int first,
+                                const std::uint32_t* k2, std::int64_t ldk, const std::uint32_t* v2, float* P,
+                                std::int64_t wmax, float scale, float* out) {
+  const int dp = dh / 2, np = (size + 1) / 2;
+  std::uint32_t qp[R][kMaxHeadDim / 2];
+  std::uint32_t pp[R][kMaxWindowTokens / 2];
+  float* p[R];
+  float* o[R];
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t ti = tok[first + r];
+    const float* q = qkv + ti * 3 * D + h * dh;
+    for (int cp = 0; cp < dp; ++cp) qp[r][cp] = bf16_pair(q[2 * cp], q[2 * cp + 1]);
+    p[r] = P + (first + r) * wmax;
+    o[r] = out + ti * D + h * dh;
+  }
+  int j0 = 0;
+  for (; j0 + 64 <= size; j0 += 64) scores_bf16<R, 4>(qp, k2, ldk, dp, j0, 64, p);
+  for (; j0 < size; j0 += 16) scores_bf16<R, 1>(qp, k2, ldk, dp, j0, size - j0 < 16 ? size - j0 : 16, p);
+  for (int r = 0; r < R; ++r) {
+    softmax_row(p[r], size, scale, 1);
+    for (int jp = 0; jp < np; ++jp)
+      pp[r][jp] = bf16_pair(p[r][2 * jp], 2 * jp + 1 < size ? p[r][2 * jp + 1] : 0.0f);
+  }
+  int c0 = 0;
+  for (; c0 + 64 <= dh; c0 += 64) weighted_bf16<R, 4>(pp, np, v2, dh, c0, o);
+  for (; c0 < dh; c0 += 16) weighted_bf16<R, 1>(pp, np, v2, dh, c0, o);
+}
+
+// The whole forward: qkv [N, 3D] already rounded to bf16 values, dh a multiple of 16; writes P and
+// out [N, D]. Host execution space only.
+inline void attention_forward_avx512bf16(const Windows& win, const Matrix<float>& qkv_m, int H, int D,
+                                         float scale, Vector<float>& P_v, Vector<std::uint32_t>& k2_v,
+                                         Vector<std::uint32_t>& v2_v, const Matrix<float>& out_m) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const int dh = D / H, dp = dh / 2;
+  const std::int64_t wmax = win.max_size, ldk = (wmax + 15) / 16 * 16, npmax = (wmax + 1) / 2;
+  const std::int64_t blocks = std::int64_t(win.count) * H;
+  ensure_size(k2_v, "mantissa::surrogates::WindowAttention::k_pairs", blocks * dp * ldk);
+  ensure_size(v2_v, "mantissa::surrogates::WindowAttention::v_pairs", blocks * npmax * dh);
+  const float* qkv = qkv_m.data();
+  float* out = out_m.data();
+  float* P = P_v.data();
+  std::uint32_t* k2 = k2_v.data();
+  std::uint32_t* v2 = v2_v.data();
+  const int* offs = win.offsets.data();
+  const int* mem = win.members.data();
+  Kokkos::parallel_for(
+      "mantissa::surrogates::WindowAttention::gather_pairs", Kokkos::RangePolicy<Host>(0, blocks),
+      [=](const std::int64_t b) {
+        const std::int64_t w = b / H, h = b % H;
+        const int begin = offs[w], size = offs[w + 1] - offs[w];
+        std::uint32_t* kb = k2 + b * dp * ldk;
+        for (std::int64_t j = 0; j < ldk; ++j) {
+          const float* k = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + D + h * dh : nullptr;
+          for (int cp = 0; cp < dp; ++cp) kb[cp * ldk + j] = k ? bf16_pair(k[2 * cp], k[2 * cp + 1]) : 0u;
+        }
+        std::uint32_t* vb = v2 + b * npmax * dh;
+        for (std::int64_t jp = 0; jp < npmax; ++jp) {
+          const std::int64_t j = 2 * jp;
+          const float* v0 = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : nullptr;
+          const float* v1 =
+              j + 1 < size ? qkv + std::int64_t(mem[begin + j + 1]) * 3 * D + 2 * D + h * dh : nullptr;
+          for (int c = 0; c < dh; ++c) vb[jp * dh + c] = bf16_pair(v0 ? v0[c] : 0.0f, v1 ? v1[c] : 0.0f);
+        }
+      });
+  constexpr int R = kAttentionRows;
+  const std::int64_t tiles = (wmax + R - 1) / R;
+  Kokkos::parallel_for("mantissa::surrogates::WindowAttention::forward_avx512bf16",
+                       Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
+                         const std::int64_t t = idx % tiles, b = idx / tiles, w = b / H, h = b % H;
+                         const int begin = offs[w], size = offs[w + 1] - offs[w];
+                         const int first = int(t) * R;
+                         if (first >= size) return;
+                         const std::uint32_t* kb = k2 + b * dp * ldk;
+                         const std::uint32_t* vb = v2 + b * npmax * dh;
+                         float* pb = P + b * wmax * wmax;
+                         if (first + R <= size)
+                           attention_tile_bf16<R>(qkv, D, dh, int(h), mem + begin, size, first, kb, ldk, vb,
+                                                  pb, wmax, scale, out);
+                         else
+                           for (int i = first; i < size; ++i)
+                             attention_tile_bf16<1>(qkv, D, dh, int(h), mem + begin, size, i, kb, ldk, vb, pb,
+                                                    wmax, scale, out);
+                       });
+}
+
+}  // namespace mantissa::surrogates::detail
+#endif

@@ -1,0 +1,52 @@
+#pragma once
+// What window attention's portable kernels (WindowAttention.hpp) and its AVX512-BF16 host kernel
+// (AttentionAvx512Bf16.hpp) share: scratch bounds and the softmax of one score row.
+#include <mantissa/core/LowPrecision.hpp>
+#include <surrogates/Tensor.hpp>
+#include <surrogates/detail/FastMath.hpp>
+#include <surrogates/detail/Lanes.hpp>
+
+namespace mantissa::surrogates {
+
+// Per-thread scratch bounds: a window of at most 1024 tokens (8^3 with room), heads of at most
+// 256 channels. Rows of scores and of outputs live in registers/stack so the loops over the head
+// channels carry no reduction and vectorize.
+constexpr int kMaxWindowTokens = 1024;
+constexpr int kMaxHeadDim = 256;
+
+namespace detail {
+// Register tiles of the attention kernels: rows x kColBlocks blocks of kLanes columns, kAttentionRows
+// rows per thread on host back-ends, one on devices (see WindowAttention.hpp).
+constexpr int kColBlocks = 4;
+constexpr int kAttentionRows =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, ExecSpace::memory_space>::accessible ? 4 : 1;
+
+// exp for the softmax, whose arguments are <= 0: math::exp, except for fp32 on hosts, where a
+// polynomial that the compiler can vectorise replaces the libm call (see FastMath.hpp).
+template <class T>
+KOKKOS_INLINE_FUNCTION T softmax_exp(T x) {
+  return math::exp(x);
+}
+template <>
+KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
+  return exp_nonpositive(x);
+}
+// Safe softmax of one score row in place: scale, subtract the maximum, exp, normalise; under 16-bit
+// compute (round16: 1 = bf16, 2 = fp16) the probabilities are then rounded to that type, as
+// autocast rounds them for the probabilities-times-V product; the rounded values are what the
+// backward uses too.
+template <class T>
+KOKKOS_INLINE_FUNCTION void softmax_row(T* KOKKOS_RESTRICT pr, int size, T scale, int round16) {
+  for (int j = 0; j < size; ++j) pr[j] *= scale;
+  const T mx = lane_max(pr, size);
+  for (int j = 0; j < size; ++j) pr[j] = softmax_exp(pr[j] - mx);
+  const T inv = T(1) / lane_sum(pr, size);
+  for (int j = 0; j < size; ++j) pr[j] *= inv;
+  if (round16 == 1)
+    for (int j = 0; j < size; ++j) pr[j] = T(float(bf16(float(pr[j]))));
+  else if (round16 == 2)
+    for (int j = 0; j < size; ++j) pr[j] = T(float(fp16(float(pr[j]))));
+}
+
+}  // namespace detail
+}  // namespace mantissa::surrogates
