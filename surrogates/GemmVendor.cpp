@@ -49,6 +49,7 @@ constexpr Status success = CUBLAS_STATUS_SUCCESS;
 constexpr Op op_n = CUBLAS_OP_N, op_t = CUBLAS_OP_T;
 constexpr DataType r32f = CUDA_R_32F, r16bf = CUDA_R_16BF, r16f = CUDA_R_16F, r8e4m3 = CUDA_R_8F_E4M3,
                    r8e5m2 = CUDA_R_8F_E5M2;
+constexpr bool has_fp8 = true;
 inline Status create(Handle* h) {
   return cublasLtCreate(h);
 }
@@ -113,9 +114,22 @@ constexpr Status success = HIPBLAS_STATUS_SUCCESS;
 constexpr Op op_n = HIPBLAS_OP_N, op_t = HIPBLAS_OP_T;
 // HIP_R_8F_E4M3 / HIP_R_8F_E5M2 are the OCP formats (gfx950, MI355X); gfx942 (MI300) has only
 // the FNUZ variants, which are different formats: there hipBLASLt declines and the portable
-// path runs.
-constexpr DataType r32f = HIP_R_32F, r16bf = HIP_R_16BF, r16f = HIP_R_16F, r8e4m3 = HIP_R_8F_E4M3,
-                   r8e5m2 = HIP_R_8F_E5M2;
+// path runs. HIP's hipDataType has the OCP values only from ROCm 6.3 (6.1 and 6.2 know just
+// HIP_R_8F_E4M3_FNUZ / _E5M2_FNUZ), so they are looked up, not named: where they are missing,
+// fp8 GEMMs are declined. A qualified name in a template, so that its absence is no error.
+template <class E, class = void>
+struct OcpFp8 {
+  static constexpr bool available = false;
+  static constexpr E e4m3 = HIPBLASLT_DATATYPE_INVALID, e5m2 = HIPBLASLT_DATATYPE_INVALID;
+};
+template <class E>
+struct OcpFp8<E, decltype(void(E::HIP_R_8F_E4M3), void(E::HIP_R_8F_E5M2))> {
+  static constexpr bool available = true;
+  static constexpr E e4m3 = E::HIP_R_8F_E4M3, e5m2 = E::HIP_R_8F_E5M2;
+};
+constexpr DataType r32f = HIP_R_32F, r16bf = HIP_R_16BF, r16f = HIP_R_16F, r8e4m3 = OcpFp8<DataType>::e4m3,
+                   r8e5m2 = OcpFp8<DataType>::e5m2;
+constexpr bool has_fp8 = OcpFp8<DataType>::available;
 inline Status create(Handle* h) {
   return hipblasLtCreate(h);
 }
@@ -164,8 +178,11 @@ inline Status matmul(Handle h, Desc d, const float* alpha, const void* a, Layout
 inline std::string status_text(Status s) {
   return "hipblasStatus_t " + std::to_string(int(s));
 }
+// The version of the headers compiled against (hipblasLtGetVersion needs a handle, i.e. a GPU).
 inline std::string library() {
-  return "hipBLASLt";
+  return "hipBLASLt " + std::to_string(HIPBLASLT_VERSION_MAJOR) + "." +
+         std::to_string(HIPBLASLT_VERSION_MINOR) + "." + std::to_string(HIPBLASLT_VERSION_PATCH) +
+         (has_fp8 ? "" : " (HIP without OCP fp8 types: fp8 runs on the portable kernel)");
 }
 #endif
 }  // namespace lt
@@ -313,6 +330,7 @@ bool run_locked(State& s, char ta, char tb, float alpha, Matrix<const TA> A, flo
   if (m == 0 || n == 0) return true;
   if (k == 0) return false;  // the portable path scales C by beta
   if constexpr (fp8) {
+    if (!lt::has_fp8) return false;
     // No E5M2 x E5M2 kernel in cuBLASLt.
     if (std::is_same<TA, fp8_e5m2>::value && std::is_same<TB, fp8_e5m2>::value) return false;
     // fp8 kernels take only TN: first operand (B's storage) transposed, second (A's) not, i.e.
@@ -387,7 +405,7 @@ bool gemm_vendor_rounded(Precision compute, bool a_e5m2, bool b_e5m2, char ta, c
                                   conv(fp16{}, s.conv_b, lb, B), 1.0f, beta, C);
   // fp8: the buffers hold scale * x; the library multiplies by the de-scales.
   const float da = 1.0f / a_scale, db = 1.0f / b_scale;
-  if (a_e5m2 && b_e5m2) return false;  // no E5M2 x E5M2 kernel: skip the conversion
+  if (!lt::has_fp8 || (a_e5m2 && b_e5m2)) return false;  // no kernel: skip the conversion
   if (!a_e5m2 && !b_e5m2)
     return run_locked<fp8_e4m3, fp8_e4m3>(s, ta, tb, alpha, conv(fp8_e4m3{}, s.conv_a, la, A), da,
                                           conv(fp8_e4m3{}, s.conv_b, lb, B), db, beta, C);

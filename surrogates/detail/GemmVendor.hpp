@@ -21,8 +21,9 @@
 
 namespace mantissa::surrogates::detail {
 
-// "cuBLASLt 130100" (the library's own version number), "hipBLASLt ..." or "" when no vendor
-// GEMM is compiled in.
+// "cuBLASLt 130100" (the library's own version number), "hipBLASLt 0.11.0" (the version of the
+// headers compiled against; noted when HIP lacks the OCP fp8 types, so fp8 is declined) or ""
+// when no vendor GEMM is compiled in.
 std::string vendor_gemm_library();
 
 // Whether this build sends GEMMs of this compute precision to the vendor library: bf16, fp16,
