@@ -45,6 +45,21 @@ inline std::uint32_t bf16_pair(float lo, float hi) {
   return (mantissa::detail::float_to_bits(hi) & 0xFFFF0000u) | (mantissa::detail::float_to_bits(lo) >> 16);
 }
 
+// bf16 pairs of n consecutive floats (zero past n), 16 pairs per store, so `pairs` must hold a
+// multiple of 16: vcvtne2ps2bf16 rounds to nearest even, exact on values that are already bf16.
+inline void to_bf16_pairs(const float* x, int n, std::uint32_t* pairs) {
+  for (int j0 = 0; j0 < n; j0 += 32) {
+    const int rem = n - j0;
+    const __mmask16 lo = rem >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << rem) - 1u);
+    const __mmask16 hi = rem >= 32  ? __mmask16(0xFFFF)
+                         : rem > 16 ? __mmask16((1u << (rem - 16)) - 1u)
+                                    : __mmask16(0);
+    const __m512bh v =
+        _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x + j0 + 16), _mm512_maskz_loadu_ps(lo, x + j0));
+    _mm512_storeu_si512(pairs + j0 / 2, (__m512i)v);
+  }
+}
+
 inline __m512 dot_bf16(__m512 acc, std::uint32_t a_pair, __m512i b_pairs) {
   return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(int(a_pair)), (__m512bh)b_pairs);
 }
@@ -103,7 +118,7 @@ inline void attention_tile_bf16(const float* qkv, int D, int dh, int h, const in
   for (int r = 0; r < R; ++r) {
     const std::int64_t ti = tok[first + r];
     const float* q = qkv + ti * 3 * D + h * dh;
-    for (int cp = 0; cp < dp; ++cp) qp[r][cp] = bf16_pair(q[2 * cp], q[2 * cp + 1]);
+    to_bf16_pairs(q, dh, qp[r]);
     p[r] = P + (first + r) * wmax;
     o[r] = out + ti * D + h * dh;
   }
@@ -112,8 +127,7 @@ inline void attention_tile_bf16(const float* qkv, int D, int dh, int h, const in
   for (; j0 < size; j0 += 16) scores_bf16<R, 1>(qp, k2, ldk, dp, j0, size - j0 < 16 ? size - j0 : 16, p);
   for (int r = 0; r < R; ++r) {
     softmax_row(p[r], size, scale, 1);
-    for (int jp = 0; jp < np; ++jp)
-      pp[r][jp] = bf16_pair(p[r][2 * jp], 2 * jp + 1 < size ? p[r][2 * jp + 1] : 0.0f);
+    to_bf16_pairs(p[r], size, pp[r]);
   }
   int c0 = 0;
   for (; c0 + 64 <= dh; c0 += 64) weighted_bf16<R, 4>(pp, np, v2, dh, c0, o);
