@@ -142,12 +142,13 @@ KOKKOS_INLINE_FUNCTION void attention_forward_tile(const T* qkv, int D, int dh, 
   weighted_rows<T, R>(p[0], wmax, 1, qkv + 2 * D + h * dh, tok, ld, size, dh, T(1), o);
 }
 
-// Backward, per query row: dP = dO V^T, dS = P * (dP - rowsum(P * dP)), dQ = s dS K.
+// Backward, per query row: dP = dO V^T, dS = P * (dP - rowsum(P * dP)), dQ = s dS K; under 16-bit
+// compute dS is rounded to that type, the gradient the 16-bit products see.
 template <class T, int R>
 KOKKOS_INLINE_FUNCTION void attention_backward_row_tile(const T* qkv, const T* dO, int D, int dh, int h,
                                                         const int* tok, int size, int first, const T* Vt,
                                                         std::int64_t ldk, const T* P, T* dS,
-                                                        std::int64_t wmax, T scale, T* dqkv) {
+                                                        std::int64_t wmax, T scale, int round16, T* dqkv) {
   const T* a[R];
   T* ds[R];
   T* g[R];
@@ -163,6 +164,7 @@ KOKKOS_INLINE_FUNCTION void attention_backward_row_tile(const T* qkv, const T* d
     T* KOKKOS_RESTRICT d = ds[r];
     const T dot = lane_dot(p, d, size);
     for (int j = 0; j < size; ++j) d[j] = p[j] * (d[j] - dot);
+    round_row(d, size, round16);
   }
   weighted_rows<T, R>(ds[0], wmax, 1, qkv + D + h * dh, tok, 3 * D, size, dh, scale, g);
 }
@@ -265,6 +267,20 @@ class WindowAttention {
     auto dS = m_ds;
     auto qkv = m_qkv;
     const std::int64_t ldk = padded(wmax);
+    const int round16 = m_compute == Precision::fp32 || m_compute == Precision::fp64 ? 0
+                        : m_compute == Precision::fp16                               ? 2
+                                                                                     : 1;
+#if MANTISSA_ATTENTION_AVX512BF16
+    if constexpr (std::is_same<T, float>::value &&
+                  std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value) {
+      if (round16 == 1 && (m_d / m_heads) % detail::kLanes == 0 && attention_avx512bf16_enabled()) {
+        detail::attention_backward_avx512bf16(win, m_qkv, dO, m_heads, m_d,
+                                              float(T(1) / math::sqrt(T(m_d / m_heads))), m_p, m_ds, m_pairs,
+                                              dqkv);
+        return;
+      }
+    }
+#endif
     gather_transposed(win, m_qkv, m_heads, m_d, 2 * m_d, m_vt,
                       "mantissa::surrogates::WindowAttention::v_transposed");
     auto Vt = m_vt;
@@ -288,11 +304,12 @@ class WindowAttention {
           if (first + detail::kAttentionRows <= size)
             detail::attention_backward_row_tile<T, detail::kAttentionRows>(
                 qkv.data(), dO.data(), D, dh, int(h), tok, size, first, vt, ldk, &P(base), &dS(base), wmax,
-                scale, g.data());
+                scale, round16, g.data());
           else
             for (int i = first; i < size; ++i)
               detail::attention_backward_row_tile<T, 1>(qkv.data(), dO.data(), D, dh, int(h), tok, size, i,
-                                                        vt, ldk, &P(base), &dS(base), wmax, scale, g.data());
+                                                        vt, ldk, &P(base), &dS(base), wmax, scale, round16,
+                                                        g.data());
         });
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_columns", policy,
@@ -368,7 +385,7 @@ class WindowAttention {
   Matrix<T> m_qkv, m_qkv_round, m_dout_round;
   Vector<T> m_p, m_ds, m_kt, m_vt;
   // bf16 pairs of K and V for the AVX512-BF16 forward (detail/AttentionAvx512Bf16.hpp).
-  Kokkos::View<std::uint32_t*, MemSpace> m_k2, m_v2;
+  Kokkos::View<std::uint32_t*, MemSpace> m_k2, m_v2, m_pairs;
 };
 
 }  // namespace mantissa::surrogates

@@ -87,10 +87,10 @@ inline void scores_bf16(const std::uint32_t (*qp)[kMaxHeadDim / 2], const std::u
     }
 }
 
-// o_r[c0 + c] = sum over token pairs of p_r . v for NB blocks of 16 channels.
+// o_r[c0 + c] = factor * sum over token pairs of p_r . v for NB blocks of 16 channels.
 template <int R, int NB>
 inline void weighted_bf16(const std::uint32_t (*pp)[kMaxWindowTokens / 2], int pairs, const std::uint32_t* v2,
-                          int dh, int c0, float* const* o) {
+                          int dh, int c0, float factor, float* const* o) {
   __m512 acc[R][NB];
   for (int r = 0; r < R; ++r)
     for (int k = 0; k < NB; ++k) acc[r][k] = _mm512_setzero_ps();
@@ -101,7 +101,8 @@ inline void weighted_bf16(const std::uint32_t (*pp)[kMaxWindowTokens / 2], int p
       for (int k = 0; k < NB; ++k) acc[r][k] = dot_bf16(acc[r][k], pp[r][jp], b[k]);
   }
   for (int r = 0; r < R; ++r)
-    for (int k = 0; k < NB; ++k) _mm512_storeu_ps(o[r] + c0 + 16 * k, acc[r][k]);
+    for (int k = 0; k < NB; ++k)
+      _mm512_storeu_ps(o[r] + c0 + 16 * k, _mm512_mul_ps(_mm512_set1_ps(factor), acc[r][k]));
 }
 
 // R query rows of one (window, head): scores, softmax (probabilities kept in P for the backward),
@@ -130,8 +131,8 @@ inline void attention_tile_bf16(const float* qkv, int D, int dh, int h, const in
     to_bf16_pairs(p[r], size, pp[r]);
   }
   int c0 = 0;
-  for (; c0 + 64 <= dh; c0 += 64) weighted_bf16<R, 4>(pp, np, v2, dh, c0, o);
-  for (; c0 < dh; c0 += 16) weighted_bf16<R, 1>(pp, np, v2, dh, c0, o);
+  for (; c0 + 64 <= dh; c0 += 64) weighted_bf16<R, 4>(pp, np, v2, dh, c0, 1.0f, o);
+  for (; c0 < dh; c0 += 16) weighted_bf16<R, 1>(pp, np, v2, dh, c0, 1.0f, o);
 }
 
 // The whole forward: qkv [N, 3D] already rounded to bf16 values, dh a multiple of 16; writes P and
@@ -189,6 +190,161 @@ inline void attention_forward_avx512bf16(const Windows& win, const Matrix<float>
                            for (int i = first; i < size; ++i)
                              attention_tile_bf16<1>(qkv, D, dh, int(h), mem + begin, size, i, kb, ldk, vb, pb,
                                                     wmax, scale, out);
+                       });
+}
+
+// o_r[c] = factor * sum over token pairs of w_r . x for c < dh (a multiple of 16).
+template <int R>
+inline void weighted_rows_bf16(const std::uint32_t (*wp)[kMaxWindowTokens / 2], int pairs,
+                               const std::uint32_t* x2, int dh, float factor, float* const* o) {
+  int c0 = 0;
+  for (; c0 + 64 <= dh; c0 += 64) weighted_bf16<R, 4>(wp, pairs, x2, dh, c0, factor, o);
+  for (; c0 < dh; c0 += 16) weighted_bf16<R, 1>(wp, pairs, x2, dh, c0, factor, o);
+}
+
+// Backward, R query rows: dP = dO V^T (bf16 pairs of channels), dS = P * (dP - rowsum(P * dP))
+// rounded to bf16 (the gradient the bf16 products see, as autocast's bf16 backward products do),
+// dQ = s dS K (pairs of tokens).
+template <int R>
+inline void attention_backward_rows_bf16(const float* dO, int D, int dh, int h, const int* tok, int size,
+                                         int first, const std::uint32_t* vc, std::int64_t ldk,
+                                         const std::uint32_t* kt, const float* P, float* dS,
+                                         std::int64_t wmax, float scale, float* dqkv) {
+  const int dp = dh / 2, np = (size + 1) / 2;
+  std::uint32_t ap[R][kMaxHeadDim / 2];
+  std::uint32_t sp[R][kMaxWindowTokens / 2];
+  float* ds[R];
+  float* g[R];
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t ti = tok[first + r];
+    to_bf16_pairs(dO + ti * D + h * dh, dh, ap[r]);
+    ds[r] = dS + (first + r) * wmax;
+    g[r] = dqkv + ti * 3 * D + h * dh;
+  }
+  int j0 = 0;
+  for (; j0 + 64 <= size; j0 += 64) scores_bf16<R, 4>(ap, vc, ldk, dp, j0, 64, ds);
+  for (; j0 < size; j0 += 16) scores_bf16<R, 1>(ap, vc, ldk, dp, j0, size - j0 < 16 ? size - j0 : 16, ds);
+  for (int r = 0; r < R; ++r) {
+    const float* p = P + (first + r) * wmax;
+    float* d = ds[r];
+    const float dot = lane_dot(p, d, size);
+    for (int j = 0; j < size; ++j) d[j] = float(bf16(p[j] * (d[j] - dot)));
+    to_bf16_pairs(d, size, sp[r]);
+  }
+  weighted_rows_bf16<R>(sp, np, kt, dh, scale, g);
+}
+
+// Backward, R key columns: dK = s dS^T Q and dV = P^T dO, the columns of dS and P paired along
+// the query rows.
+template <int R>
+inline void attention_backward_columns_bf16(int D, int dh, int h, const int* tok, int size, int first,
+                                            const std::uint32_t* qt, const std::uint32_t* dot2,
+                                            const float* P, const float* dS, std::int64_t wmax, float scale,
+                                            float* dqkv) {
+  const int np = (size + 1) / 2;
+  std::uint32_t sp[R][kMaxWindowTokens / 2];
+  std::uint32_t pp[R][kMaxWindowTokens / 2];
+  float* gk[R];
+  float* gv[R];
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t tj = tok[first + r];
+    gk[r] = dqkv + tj * 3 * D + D + h * dh;
+    gv[r] = dqkv + tj * 3 * D + 2 * D + h * dh;
+  }
+  for (int ip = 0; ip < np; ++ip) {
+    const std::int64_t i0 = 2 * ip, i1 = i0 + 1;
+    const bool has1 = i1 < size;
+    for (int r = 0; r < R; ++r) {
+      const std::int64_t j = first + r;
+      sp[r][ip] = bf16_pair(dS[i0 * wmax + j], has1 ? dS[i1 * wmax + j] : 0.0f);
+      pp[r][ip] = bf16_pair(P[i0 * wmax + j], has1 ? P[i1 * wmax + j] : 0.0f);
+    }
+  }
+  weighted_rows_bf16<R>(sp, np, qt, dh, scale, gk);
+  weighted_rows_bf16<R>(pp, np, dot2, dh, 1.0f, gv);
+}
+
+// The whole backward: qkv and dO already rounded to bf16 values, P as the forward left it (bf16
+// values); writes dS and dqkv [N, 3D]. Host execution space only. `pairs` holds, per (window,
+// head): V paired along channels [dh/2][ldk], then K, Q and dO paired along tokens [tokens/2][dh].
+inline void attention_backward_avx512bf16(const Windows& win, const Matrix<float>& qkv_m,
+                                          const Matrix<float>& dO_m, int H, int D, float scale,
+                                          const Vector<float>& P_v, Vector<float>& dS_v,
+                                          Vector<std::uint32_t>& pairs_v, const Matrix<float>& dqkv_m) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const int dh = D / H, dp = dh / 2;
+  const std::int64_t wmax = win.max_size, ldk = (wmax + 15) / 16 * 16, npmax = (wmax + 1) / 2;
+  const std::int64_t blocks = std::int64_t(win.count) * H;
+  const std::int64_t vc_size = dp * ldk, tok_size = npmax * dh, block_size = vc_size + 3 * tok_size;
+  ensure_size(pairs_v, "mantissa::surrogates::WindowAttention::backward_pairs", blocks * block_size);
+  const float* qkv = qkv_m.data();
+  const float* dO = dO_m.data();
+  const float* P = P_v.data();
+  float* dS = dS_v.data();
+  float* dqkv = dqkv_m.data();
+  std::uint32_t* pairs = pairs_v.data();
+  const int* offs = win.offsets.data();
+  const int* mem = win.members.data();
+  Kokkos::parallel_for(
+      "mantissa::surrogates::WindowAttention::gather_backward_pairs", Kokkos::RangePolicy<Host>(0, blocks),
+      [=](const std::int64_t b) {
+        const std::int64_t w = b / H, h = b % H;
+        const int begin = offs[w], size = offs[w + 1] - offs[w];
+        std::uint32_t* vc = pairs + b * block_size;
+        for (std::int64_t j = 0; j < ldk; ++j) {
+          const float* v = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : nullptr;
+          for (int cp = 0; cp < dp; ++cp) vc[cp * ldk + j] = v ? bf16_pair(v[2 * cp], v[2 * cp + 1]) : 0u;
+        }
+        // K (offset D), Q (offset 0) of qkv and dO, paired along tokens.
+        const float* src[3] = {qkv + D + h * dh, qkv + h * dh, dO + h * dh};
+        const std::int64_t ld[3] = {3 * D, 3 * D, D};
+        for (int m = 0; m < 3; ++m) {
+          std::uint32_t* t = vc + vc_size + m * tok_size;
+          for (std::int64_t jp = 0; jp < npmax; ++jp) {
+            const std::int64_t j = 2 * jp;
+            const float* x0 = j < size ? src[m] + std::int64_t(mem[begin + j]) * ld[m] : nullptr;
+            const float* x1 = j + 1 < size ? src[m] + std::int64_t(mem[begin + j + 1]) * ld[m] : nullptr;
+            for (int c = 0; c < dh; ++c) t[jp * dh + c] = bf16_pair(x0 ? x0[c] : 0.0f, x1 ? x1[c] : 0.0f);
+          }
+        }
+      });
+  constexpr int R = kAttentionRows;
+  const std::int64_t tiles = (wmax + R - 1) / R;
+  Kokkos::parallel_for("mantissa::surrogates::WindowAttention::backward_rows_avx512bf16",
+                       Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
+                         const std::int64_t t = idx % tiles, b = idx / tiles, w = b / H, h = b % H;
+                         const int begin = offs[w], size = offs[w + 1] - offs[w];
+                         const int first = int(t) * R;
+                         if (first >= size) return;
+                         const std::uint32_t* vc = pairs + b * block_size;
+                         const std::uint32_t* kt = vc + vc_size;
+                         const float* pb = P + b * wmax * wmax;
+                         float* sb = dS + b * wmax * wmax;
+                         if (first + R <= size)
+                           attention_backward_rows_bf16<R>(dO, D, dh, int(h), mem + begin, size, first, vc,
+                                                           ldk, kt, pb, sb, wmax, scale, dqkv);
+                         else
+                           for (int i = first; i < size; ++i)
+                             attention_backward_rows_bf16<1>(dO, D, dh, int(h), mem + begin, size, i, vc, ldk,
+                                                             kt, pb, sb, wmax, scale, dqkv);
+                       });
+  Kokkos::parallel_for("mantissa::surrogates::WindowAttention::backward_columns_avx512bf16",
+                       Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
+                         const std::int64_t t = idx % tiles, b = idx / tiles, w = b / H, h = b % H;
+                         const int begin = offs[w], size = offs[w + 1] - offs[w];
+                         const int first = int(t) * R;
+                         if (first >= size) return;
+                         const std::uint32_t* qt = pairs + b * block_size + vc_size + tok_size;
+                         const std::uint32_t* dot2 = qt + tok_size;
+                         const float* pb = P + b * wmax * wmax;
+                         const float* sb = dS + b * wmax * wmax;
+                         if (first + R <= size)
+                           attention_backward_columns_bf16<R>(D, dh, int(h), mem + begin, size, first, qt,
+                                                              dot2, pb, sb, wmax, scale, dqkv);
+                         else
+                           for (int j = first; j < size; ++j)
+                             attention_backward_columns_bf16<1>(D, dh, int(h), mem + begin, size, j, qt, dot2,
+                                                                pb, sb, wmax, scale, dqkv);
                        });
 }
 

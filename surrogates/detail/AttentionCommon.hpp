@@ -31,6 +31,15 @@ template <>
 KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
   return exp_nonpositive(x);
 }
+// Rounds a row to bf16 (round16 = 1) or fp16 (2) values; 0 leaves it.
+template <class T>
+KOKKOS_INLINE_FUNCTION void round_row(T* KOKKOS_RESTRICT x, int size, int round16) {
+  if (round16 == 1)
+    for (int j = 0; j < size; ++j) x[j] = T(float(bf16(float(x[j]))));
+  else if (round16 == 2)
+    for (int j = 0; j < size; ++j) x[j] = T(float(fp16(float(x[j]))));
+}
+
 // Safe softmax of one score row in place: scale, subtract the maximum, exp, normalise; under 16-bit
 // compute (round16: 1 = bf16, 2 = fp16) the probabilities are then rounded to that type, as
 // autocast rounds them for the probabilities-times-V product; the rounded values are what the
@@ -42,10 +51,7 @@ KOKKOS_INLINE_FUNCTION void softmax_row(T* KOKKOS_RESTRICT pr, int size, T scale
   for (int j = 0; j < size; ++j) pr[j] = softmax_exp(pr[j] - mx);
   const T inv = T(1) / lane_sum(pr, size);
   for (int j = 0; j < size; ++j) pr[j] *= inv;
-  if (round16 == 1)
-    for (int j = 0; j < size; ++j) pr[j] = T(float(bf16(float(pr[j]))));
-  else if (round16 == 2)
-    for (int j = 0; j < size; ++j) pr[j] = T(float(fp16(float(pr[j]))));
+  round_row(pr, size, round16);
 }
 
 }  // namespace detail
