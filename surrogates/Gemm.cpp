@@ -1,4 +1,5 @@
 #include <surrogates/Gemm.hpp>
+#include <surrogates/detail/AttentionAvx512Bf16.hpp>
 #include <surrogates/detail/GemmVendor.hpp>
 
 #include <KokkosBlas3_gemm.hpp>
@@ -103,6 +104,13 @@ std::string gemm_backends() {
              ? "none compiled in (cuBLASLt / hipBLASLt are built only for the CUDA / HIP back-ends "
                "when found)"
              : vendor + " compiled in" + (host_memory ? ", unused for host memory" : ""));
+  // Attention's own products (ragged windows: loops, not GEMM calls).
+  os << "\n  attention products under bf16 and fp8 (bf16 operands): "
+     << (attention_avx512bf16_compiled() && std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value
+             ? (attention_avx512bf16_enabled()
+                    ? "AVX512-BF16 host kernel (heads of a multiple of 16 channels; others: portable)"
+                    : "portable kernel (AVX512-BF16 kernel switched off)")
+             : "portable kernel (bf16-rounded operands, fp32 accumulate)");
   return os.str();
 }
 

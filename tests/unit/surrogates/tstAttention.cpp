@@ -1,6 +1,7 @@
 // Window attention's forward and backward under 16-bit compute against an fp64 reference on the same rounded
 // operands, on the portable kernels and, where this build has it, the AVX512-BF16 host kernel,
 // for head widths that take every register-tile shape and for ragged windows.
+#include <surrogates/Gemm.hpp>
 #include <surrogates/WindowAttention.hpp>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ms = mantissa::surrogates;
@@ -214,4 +216,13 @@ TEST(Attention, SixteenBitForwardAndBackwardMatchReferenceOnEveryKernel) {
           }
         }
   ms::attention_avx512bf16_enabled() = had;
+}
+
+TEST(Attention, BackendsNameTheAttentionKernel) {
+  const std::string text = ms::gemm_backends();
+  const bool host = std::is_same<ms::ExecSpace, Kokkos::DefaultHostExecutionSpace>::value;
+  EXPECT_NE(
+      text.find(ms::attention_avx512bf16_compiled() && host ? "AVX512-BF16 host kernel" : "portable kernel"),
+      std::string::npos)
+      << text;
 }
