@@ -100,6 +100,14 @@ void Campaign::validate() const {
                                           std::to_string(m_cfg.steps) + " (the reference ends there)");
   if (s.train_steps > m_cfg.steps) bad("campaign.surrogate.train_steps", "exceeds campaign.steps");
   const std::int64_t horizon = s.horizon < 0 ? m_cfg.steps : s.horizon;
+  if (s.start >= horizon)
+    bad("campaign.surrogate.start",
+        std::to_string(s.start) + " leaves no surrogate step before the horizon " + std::to_string(horizon) +
+            " (campaign.surrogate.horizon or run.steps)");
+  if (s.training == "online" && s.train_steps >= 0 && s.train_steps <= s.start)
+    bad("campaign.surrogate.train_steps",
+        std::to_string(s.train_steps) + " ends training before campaign.surrogate.start = " +
+            std::to_string(s.start) + "; online training uses the reference states from start on");
   if (horizon % m_cfg.sample_every != 0 && horizon != m_cfg.steps)
     bad("campaign.surrogate.horizon",
         "must be a multiple of campaign.sample_every or equal campaign.steps, so that "
@@ -160,6 +168,7 @@ void Campaign::ensure_surrogate() {
   };
   need_multiple("campaign.sample_every", m_cfg.sample_every);
   need_multiple("campaign.surrogate.horizon", horizon);
+  need_multiple("campaign.surrogate.start", s.start);
   if (s.hybrid.enabled) need_multiple("campaign.surrogate.hybrid.physics_steps", s.hybrid.physics_steps);
 }
 
@@ -270,7 +279,7 @@ void Campaign::record(VariantResult& r, PhysicsModel& model, std::int64_t step, 
     }
   }
   if (is_ref && m_cfg.surrogate.enabled && m_cfg.surrogate.training == "online" && m_surrogate &&
-      step % m_surrogate->stride() == 0 &&
+      step % m_surrogate->stride() == 0 && step >= m_cfg.surrogate.start &&
       (m_cfg.surrogate.train_steps < 0 || step <= m_cfg.surrogate.train_steps)) {
     std::vector<HostField> sample;
     for (const auto& f : model.state())
@@ -553,7 +562,8 @@ bool Campaign::run_training_phase() {
   const auto& s = m_cfg.surrogate;
   m_training.mode = s.training;
   if (s.training == "online") {
-    log("training the surrogate on " + std::to_string(m_train_samples.size()) + " reference states (" +
+    log("training the surrogate on " + std::to_string(m_train_samples.size()) + " reference states" +
+        (s.start > 0 ? " from step " + std::to_string(s.start) : std::string()) + " (" +
         m_surrogate->describe() + ")");
     for (const auto& smp : m_train_samples) {
       State st;
@@ -611,6 +621,10 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   const std::int64_t horizon = m_cfg.surrogate.horizon < 0 ? m_cfg.steps : m_cfg.surrogate.horizon;
   r.precision_support = m_surrogate->precision_support(ph.storage);
   r.description = m_surrogate->describe();
+  const std::int64_t start = m_cfg.surrogate.start;
+  if (start > 0)
+    r.description += "; the physics (" + std::string(to_string(m_cfg.reference_precision)) +
+                     ") runs steps 0 to " + std::to_string(start) + ", the surrogate from there";
   if (hybrid) {
     std::ostringstream os;
     os << "; hybrid: K=" << hs.k << ", check every " << hs.check_every << " surrogate steps, energy tol "
@@ -641,7 +655,12 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
   r.time.setup += setup.seconds("mantissa::workflow::Campaign::setup");
   log(std::string(resumed ? "resuming " : "running ") + r.name);
   r.status = r.status == "failed" ? r.status : "running";
-  if (!resumed) record(r, *physics, 0, trace_stride);
+  if (!resumed) {
+    record(r, *physics, 0, trace_stride);
+    // The physics leads in to `start` through the hand-back branch below (as after a hybrid
+    // hand-over), so every sample, receiver row and checkpoint is taken as in the rest.
+    m_cur.physics_left = start;
+  }
   m_energy->start();
   const double dt = physics->dt();
   std::int64_t step = m_cur.step;
@@ -654,7 +673,7 @@ bool Campaign::run_rollout_phase(const Phase& ph, bool resumed) {
       stopped = true;
       break;
     }
-    if (hybrid && m_cur.physics_left > 0) {
+    if (m_cur.physics_left > 0) {
       Stopwatch sw;
       physics->step(stride);
       r.time.steps += sw.seconds("mantissa::workflow::Campaign::hybrid_physics");

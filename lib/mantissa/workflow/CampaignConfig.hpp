@@ -35,6 +35,11 @@ struct SurrogateSpec {
   std::int64_t train_steps = -1;      // reference steps that feed training (-1: all)
   std::vector<Precision> rollout;     // pure surrogate rollouts, one per precision
   std::int64_t horizon = -1;          // physics steps a rollout covers (-1: campaign steps)
+  // Rollouts and the hybrid run the reference-precision physics for steps [0, start) and hand
+  // the state to the surrogate there; online training uses the reference states from `start`
+  // on. A surrogate sees only the state, so forcing it cannot see (a seismic source's wavelet
+  // in time) belongs to the physics: `start` after the source has faded.
+  std::int64_t start = 0;
   HybridSpec hybrid;
 };
 

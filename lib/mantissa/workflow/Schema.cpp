@@ -58,6 +58,13 @@ void register_schema(Schema& s) {
                 std::vector<std::string>{"fp32"});
   s.integer("campaign.surrogate.horizon",
             "physics steps a rollout covers from the initial state (-1: run.steps)", -1, -1, imax);
+  s.integer(
+      "campaign.surrogate.start",
+      "step at which the surrogate takes over: rollouts and the hybrid run the physics (in the reference "
+      "precision) before it, and online training uses the reference states from it on; set it after the "
+      "sources have faded (a surrogate sees the state only, not a source's wavelet in time); a multiple "
+      "of the surrogate's stride",
+      0, 0, imax);
   s.section("campaign.surrogate.hybrid",
             "Surrogate and physics taking turns: an error indicator hands the state back to the physics.");
   s.boolean("campaign.surrogate.hybrid.enabled", "run the hybrid mode", false);
@@ -111,6 +118,7 @@ CampaignConfig config_from_deck(const Deck& deck) {
   for (const auto& p : deck.get_strings("campaign.surrogate.rollout"))
     s.rollout.push_back(parse_precision(p, "campaign.surrogate.rollout"));
   s.horizon = deck.get_int("campaign.surrogate.horizon");
+  s.start = deck.get_int("campaign.surrogate.start");
   auto& h = s.hybrid;
   h.enabled = deck.get_bool("campaign.surrogate.hybrid.enabled");
   h.precision = parse_precision(deck.get_string("campaign.surrogate.hybrid.precision"),

@@ -179,6 +179,42 @@ TEST(WorkflowCampaign, HybridHandsOverOnlyWhenTheSurrogateIsWrong) {
   }
 }
 
+// campaign.surrogate.start: the physics leads every rollout and the hybrid in to `start` (a
+// surrogate that sees only the state cannot know a source's wavelet in time), and online
+// training uses the reference states from there on.
+TEST(WorkflowCampaign, SurrogateTakesOverAtStartAndTrainsFromThere) {
+  // g off by 0.05 (20 %): every surrogate step is wrong by a known, visible amount.
+  const auto reg = mw::test::test_registry({}, -1, 0.05);
+  auto cfg = config();
+  cfg.surrogate.start = 20;
+  const auto r = run(cfg, reg, scratch("start"), false);
+  ASSERT_EQ(r.outcome, mw::Campaign::Outcome::finished);
+  EXPECT_EQ(r.training.samples, 41);  // reference states 20, 21, ..., 60
+  const auto& s64 = by_name(r, "surrogate-fp64");
+  ASSERT_EQ(s64.status, "ok");
+  EXPECT_EQ(s64.physics_steps, 20);
+  EXPECT_EQ(s64.surrogate_steps, 40);
+  EXPECT_EQ(s64.steps_done, 60);
+  ASSERT_EQ(s64.steps.size(), 7u);  // samples at 0, 10, ..., 60 as before
+  for (std::size_t i = 0; i < s64.steps.size(); ++i) {
+    if (s64.steps[i] <= 20)
+      // The lead-in is the reference's own fp64 physics: the same numbers bit for bit.
+      EXPECT_EQ(s64.rel_l2[i], 0.0) << "step " << s64.steps[i];
+    else
+      EXPECT_GT(s64.rel_l2[i], 1e-3) << "step " << s64.steps[i];
+  }
+  // Receivers too: the rows of steps 0..20 (2 receivers, trace stride 1) are the
+  // reference's.
+  const auto& ref = by_name(r, "reference");
+  ASSERT_GE(s64.traces.size(), 2u * 21u);
+  for (std::size_t k = 0; k < 2u * 21u; ++k) EXPECT_EQ(s64.traces[k], ref.traces[k]) << k;
+  const auto& h = by_name(r, "hybrid-fp32");
+  EXPECT_EQ(h.status, "ok");
+  EXPECT_GE(h.physics_steps, 20);
+  EXPECT_EQ(h.physics_steps + h.surrogate_steps, 60);
+  for (const auto& e : h.handovers) EXPECT_GT(e.step, 20) << "no hand-over inside the lead-in";
+}
+
 TEST(WorkflowCampaign, NonFiniteVariantFailsAndTheCampaignGoesOn) {
   const auto reg = mw::test::test_registry({}, /*nan_at_step_fp32=*/25);
   const std::string dir = scratch("nan");
@@ -329,6 +365,25 @@ TEST(WorkflowCampaign, UnknownPhysicsAndBadKeysNameTheKey) {
     FAIL();
   } catch (const mantissa::Error& e) {
     EXPECT_NE(std::string(e.what()).find("campaign.surrogate.horizon"), std::string::npos) << e.what();
+  }
+  for (const std::int64_t start : {60, 100}) {  // no surrogate step left before the horizon (60)
+    cfg = config();
+    cfg.surrogate.start = start;
+    try {
+      mw::Campaign c(cfg, reg, {nullptr, &decomp}, "unused", false);
+      FAIL() << start;
+    } catch (const mantissa::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("campaign.surrogate.start"), std::string::npos) << e.what();
+    }
+  }
+  cfg = config();
+  cfg.surrogate.start = 20;
+  cfg.surrogate.train_steps = 20;  // online training would get no state pair
+  try {
+    mw::Campaign c(cfg, reg, {nullptr, &decomp}, "unused", false);
+    FAIL();
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("campaign.surrogate.train_steps"), std::string::npos) << e.what();
   }
 }
 
