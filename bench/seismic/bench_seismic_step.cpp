@@ -8,8 +8,11 @@
 // point of the in-place update p_old <- 2p - p_old + m L p: read p, read and write p_old (one
 // array, so no write-allocate), read m: 3 sizeof(storage) + sizeof(model).
 //
-// Usage: mantissa_bench_seismic [n] [steps]; run under OMP_NUM_THREADS=1 / 2 and under
-// mpirun -np 2 for the three configurations of docs/performance.md.
+// Also the step with a CPML on every face against rigid walls in the same run (3D n^3 with 16
+// cells, 2D (8n)^2 with 20), so that what the absorbing boundary costs is visible.
+//
+// Usage: mantissa_bench_seismic [n] [steps] [cpml] (cpml: only the CPML lines); run under OMP_NUM_THREADS=1 /
+// 2 and under mpirun -np 2 for the three configurations of docs/performance.md.
 #include <seismic/Solver.hpp>
 #include <seismic/detail/HostStencil.hpp>
 #include <seismic/detail/SolverKernels.hpp>
@@ -23,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -186,17 +190,23 @@ double kernel_points_per_s(int n, int steps) {
   return double(n) * n * n * steps / seconds_since(t0);
 }
 
+// The whole step. pml_cells = 0: rigid walls on every face (interior update and mirror fills
+// only); pml_cells > 0: a CPML of that many cells on every face, the configuration of real decks
+// (inputs/*.yaml), so the difference between the two is what the CPML costs.
 template <class S, class C>
-double solver_points_per_s(int n, int steps) {
+double solver_points_per_s(int n, int steps, int dim = 3, int pml_cells = 0) {
   Grid grid;
-  grid.dim = 3;
-  grid.n = {n, n, n};
+  grid.dim = dim;
+  grid.n = {n, n, dim == 3 ? n : 1};
   grid.spacing = {10.0, 10.0, 10.0};
   Decomposition decomp(MPI_COMM_WORLD, grid);
   Config config;
   config.order = 8;
   config.quiet = true;
-  for (auto& axis : config.boundary) axis = {Boundary::rigid, Boundary::rigid};
+  const Boundary walls = pml_cells > 0 ? Boundary::pml : Boundary::rigid;
+  for (auto& axis : config.boundary) axis = {walls, walls};
+  config.pml_cells = std::max(pml_cells, 1);
+  config.pml_frequency = 10.0;
   config.shots = {Shot{}};
   config.velocity.velocity = 2000.0;
   Solver<S, C> solver(decomp, config);
@@ -219,11 +229,12 @@ int main(int argc, char** argv) {
     Kokkos::ScopeGuard guard(argc, argv);
     const int n = argc > 1 ? std::atoi(argv[1]) : 160;
     const int steps = argc > 2 ? std::atoi(argv[2]) : 20;
+    const bool cpml_only = argc > 3 && std::string(argv[3]) == "cpml";  // only the CPML lines
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int threads = Kokkos::DefaultExecutionSpace::concurrency();
-    const double triad = stream_triad_gbs(std::size_t(1) << 25);
+    const double triad = cpml_only ? 0.0 : stream_triad_gbs(std::size_t(1) << 25);
     if (rank == 0)
       std::printf(
           "seismic step bench: 3D order 8, %d^3 points, %d steps, %d rank(s) x %d thread(s)\n"
@@ -236,13 +247,31 @@ int main(int argc, char** argv) {
       double fp64;  // the fp64 rate of the same kind (step, kernel, loop), for the ratio column
     };
     std::vector<Row> rows;
-    const double step64 = solver_points_per_s<double, double>(n, steps);
-    rows.push_back({"step fp64", 32.0, step64, step64});
-    rows.push_back({"step fp32", 16.0, solver_points_per_s<float, float>(n, steps), step64});
-    rows.push_back({"step bf16 (fp32 compute)", 10.0, solver_points_per_s<bf16, float>(n, steps), step64});
-    rows.push_back({"step fp16 (fp32 compute)", 10.0, solver_points_per_s<fp16, float>(n, steps), step64});
+    if (!cpml_only) {
+      const double step64 = solver_points_per_s<double, double>(n, steps);
+      rows.push_back({"step fp64", 32.0, step64, step64});
+      rows.push_back({"step fp32", 16.0, solver_points_per_s<float, float>(n, steps), step64});
+      rows.push_back({"step bf16 (fp32 compute)", 10.0, solver_points_per_s<bf16, float>(n, steps), step64});
+      rows.push_back({"step fp16 (fp32 compute)", 10.0, solver_points_per_s<fp16, float>(n, steps), step64});
+    }
+    // CPML on all faces against rigid walls, same grid, same run (best of 3 each, alternated,
+    // so that a burst of load on a shared machine does not land on one of them only). 3D at n^3
+    // with 16 cells, and a 2D deck of 8n x 8n points with 20 cells.
+    struct CpmlRow {
+      const char* name;
+      int dim, n, cells;
+      double rigid, cpml;
+    };
+    std::vector<CpmlRow> cpml_rows = {{"3D fp64", 3, n, 16, 0.0, 0.0}, {"2D fp64", 2, 8 * n, 20, 0.0, 0.0}};
+    for (auto& c : cpml_rows) {
+      const int st = c.dim == 3 ? steps : 4 * steps;
+      for (int rep = 0; rep < 3; ++rep) {
+        c.rigid = std::max(c.rigid, solver_points_per_s<double, double>(c.n, st, c.dim, 0));
+        c.cpml = std::max(c.cpml, solver_points_per_s<double, double>(c.n, st, c.dim, c.cells));
+      }
+    }
     double kernel64 = 0.0, kernel32 = 0.0, plain64 = 0.0, plain32 = 0.0;
-    if (size == 1) {  // kernels and plain loops are single-process
+    if (size == 1 && !cpml_only) {  // kernels and plain loops are single-process
       kernel64 = kernel_points_per_s<double, double>(n, steps);
       kernel32 = kernel_points_per_s<float, float>(n, steps);
       rows.push_back({"kokkos kernel fp64", 32.0, kernel64, kernel64});
@@ -271,7 +300,19 @@ int main(int argc, char** argv) {
             "fp64\n",
             r.name, r.rate / 1e6, gbs, r.bytes, 100.0 * gbs / triad, r.rate / r.fp64);
       }
-      if (size == 1)
+      for (const auto& c : cpml_rows) {
+        const double pts = double(c.n) * c.n * (c.dim == 3 ? c.n : 1);
+        const double inner =
+            double(c.n - 2 * c.cells) * (c.n - 2 * c.cells) * (c.dim == 3 ? c.n - 2 * c.cells : 1);
+        // Time per step split into the rigid step's time per point times all points, and the rest.
+        const double t_cpml = pts / c.cpml, t_rigid = pts / c.rigid;
+        std::printf(
+            "step %s %d^%d, CPML %2d cells all faces: %8.1f Mpoints/s, rigid walls %8.1f Mpoints/s (%.2fx); "
+            "CPML points %.0f%%, CPML share of the step time %.0f%% (assuming rigid-step cost elsewhere)\n",
+            c.name, c.n, c.dim, c.cells, c.cpml / 1e6, c.rigid / 1e6, c.rigid / c.cpml,
+            100.0 * (pts - inner) / pts, 100.0 * (t_cpml - t_rigid * inner / pts) / t_cpml);
+      }
+      if (size == 1 && !cpml_only)
         std::printf(
             "kokkos kernel / plain loop: fp64 %.2f, fp32 %.2f; whole step / kernel: fp64 %.2f, fp32 %.2f\n",
             kernel64 / plain64, kernel32 / plain32, rows[0].rate / kernel64, rows[1].rate / kernel32);

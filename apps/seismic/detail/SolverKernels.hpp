@@ -4,6 +4,7 @@
 // call is in stencil_kernels.hpp.
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/mesh/Field.hpp>
+#include <seismic/detail/HostCpml.hpp>
 #include <seismic/detail/HostStencil.hpp>
 #include <seismic/detail/Launch.hpp>
 #include <seismic/stencil_kernels.hpp>
@@ -141,10 +142,24 @@ void pml_memory_update_dim(const ExecSpace& space, const Box& box, const PView& 
       });
 }
 
+// The memory update with the kernel of the back-end: host back-ends run the row kernel of
+// HostCpml.hpp (bitwise the same result); point_kernel forces the point-wise form there too.
 template <int R, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
-                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
+                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w,
+                       bool point_kernel = false) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    if (!point_kernel) {
+      if (w.dim == 3)
+        host::pml_memory_update<R, 3>(space, box, p, psi, pa, pb, w);
+      else
+        host::pml_memory_update<R, 2>(space, box, p, psi, pa, pb, w);
+      return;
+    }
+  } else {
+    (void)point_kernel;
+  }
   if (w.dim == 3)
     pml_memory_update_dim<R, 3>(space, box, p, psi, pa, pb, w);
   else
@@ -187,11 +202,23 @@ void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, cons
       });
 }
 
+// The CPML update with the kernel of the back-end, as pml_memory_update above.
 template <int R, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
 void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
                 const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
                 const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
-                const StencilWeights<C, R>& w) {
+                const StencilWeights<C, R>& w, bool point_kernel = false) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    if (!point_kernel) {
+      if (w.dim == 3)
+        host::pml_update<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, w);
+      else
+        host::pml_update<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, w);
+      return;
+    }
+  } else {
+    (void)point_kernel;
+  }
   if (w.dim == 3)
     pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, w);
   else

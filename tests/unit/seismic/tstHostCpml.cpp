@@ -1,0 +1,194 @@
+// The host row kernels of the CPML updates (detail/HostCpml.hpp) against the point kernels
+// (pml_memory_update_dim / pml_update_dim, the device form), bitwise: every storage/compute pair
+// the solver is instantiated with, 2D and 3D, orders 2 to 8, odd sizes, CPML on some faces only
+// (so boxes of every shape the solver builds: x slabs of short rows, y and z slabs, corners),
+// random memory variables and profiles, and ghost layers wider than the radius. Bitwise for the
+// reason tstHostStencil.cpp gives: results must not depend on which kernel computed a point.
+#include <mantissa/core/LowPrecision.hpp>
+#include <seismic/detail/SolverKernels.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace mantissa;
+using namespace mantissa::seismic;
+using Space = Kokkos::DefaultHostExecutionSpace;
+namespace sk = mantissa::seismic::detail;
+
+template <class T>
+using HostView = Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+template <class T>
+using Profile = Kokkos::View<T*, Kokkos::HostSpace>;
+
+// What the kernels need of a memory field: view().
+template <class T>
+struct HostField {
+  HostView<T> v;
+  const HostView<T>& view() const { return v; }
+};
+
+template <class T>
+std::uint64_t bits_of(const T& v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+
+template <class T>
+HostView<T> copy_of(const HostView<T>& v, const std::string& label) {
+  HostView<T> c(label, v.extent(0), v.extent(1), v.extent(2));
+  Kokkos::deep_copy(c, v);
+  return c;
+}
+
+template <class A, class B>
+long count_mismatches(const HostView<A>& x, const HostView<B>& y, const std::string& what) {
+  long bad = 0;
+  for (std::size_t k = 0; k < x.extent(0); ++k)
+    for (std::size_t j = 0; j < x.extent(1); ++j)
+      for (std::size_t i = 0; i < x.extent(2); ++i)
+        if (bits_of(x(k, j, i)) != bits_of(y(k, j, i))) {
+          if (bad < 3)
+            ADD_FAILURE() << what << " at (" << k << "," << j << "," << i << "): row kernel "
+                          << double(float(x(k, j, i))) << ", point kernel " << double(float(y(k, j, i)));
+          ++bad;
+        }
+  return bad;
+}
+
+// PML boxes as the solver builds them (Solver_impl.hpp): slabs in z, then y, then x, of
+// `cells` points on the faces named in pml[axis][side], the rest of the owned box between them.
+std::vector<sk::Box> pml_boxes(int dim, const int n[3], int ghost, const bool pml[3][2], int cells) {
+  sk::Box rem;
+  for (int a = 0; a < 3; ++a) {
+    const int g = a < dim ? ghost : 0;
+    rem.lo[a] = g;
+    rem.hi[a] = g + (a < dim ? n[a] : 1);
+  }
+  std::vector<sk::Box> boxes;
+  for (int a = 2; a >= 0; --a) {
+    if (a >= dim) continue;
+    sk::Box low = rem, high = rem;
+    low.hi[a] = pml[a][0] ? std::min(rem.hi[a], ghost + cells) : rem.lo[a];
+    high.lo[a] = pml[a][1] ? std::max(rem.lo[a], ghost + n[a] - cells) : rem.hi[a];
+    if (!low.empty()) boxes.push_back(low);
+    if (!high.empty()) boxes.push_back(high);
+    rem.lo[a] = std::max(rem.lo[a], low.hi[a]);
+    rem.hi[a] = std::min(rem.hi[a], high.lo[a]);
+  }
+  return boxes;
+}
+
+// One CPML step (memory update on every box, then the p update on every box) by both kernels
+// from the same random state; compares p_old, psi and zeta everywhere, ghosts included.
+template <class S, class C, int R>
+void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][2], int cells) {
+  using M = std::conditional_t<(sizeof(S) >= 4), S, float>;
+  const int gz = dim == 3 ? ghost : 0;
+  const int ex = nx + 2 * ghost, ey = ny + 2 * ghost, ez = (dim == 3 ? nz : 1) + 2 * gz;
+  HostView<S> p("p", ez, ey, ex), q1("q1", ez, ey, ex);
+  HostView<M> m("m", ez, ey, ex);
+  std::array<HostField<C>, 3> psi1, zeta1, psi2, zeta2;
+  std::array<Profile<C>, 3> pa, pb;
+  std::mt19937_64 rng(4321 + 97 * R + dim + 7 * nx);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), c2(0.05, 0.3), prof(0.0, 1.0);
+  for (int k = 0; k < ez; ++k)
+    for (int j = 0; j < ey; ++j)
+      for (int i = 0; i < ex; ++i) {
+        p(k, j, i) = S(u(rng));
+        q1(k, j, i) = S(u(rng));
+        m(k, j, i) = M(c2(rng));
+      }
+  const int len[3] = {ex, ey, ez};
+  for (int a = 0; a < 3; ++a) {
+    psi1[a].v = HostView<C>("psi", ez, ey, ex);
+    zeta1[a].v = HostView<C>("zeta", ez, ey, ex);
+    for (int k = 0; k < ez; ++k)
+      for (int j = 0; j < ey; ++j)
+        for (int i = 0; i < ex; ++i) {
+          psi1[a].v(k, j, i) = C(0.1 * u(rng));
+          zeta1[a].v(k, j, i) = C(0.1 * u(rng));
+        }
+    psi2[a].v = copy_of(psi1[a].v, "psi2");
+    zeta2[a].v = copy_of(zeta1[a].v, "zeta2");
+    pa[a] = Profile<C>("a", std::size_t(len[a]));
+    pb[a] = Profile<C>("b", std::size_t(len[a]));
+    for (int s = 0; s < len[a]; ++s) {
+      pa[a](s) = C(-prof(rng));
+      pb[a](s) = C(prof(rng));
+    }
+  }
+  const HostView<S> q2 = copy_of(q1, "q2"), q0 = copy_of(q1, "q0");
+  const double spacing[3] = {1.0, 0.8, 1.25};
+  const auto w = make_stencil_weights<C, R>(dim, spacing);
+  const int n[3] = {nx, ny, nz};
+  const auto boxes = pml_boxes(dim, n, ghost, pml, cells);
+  ASSERT_FALSE(boxes.empty());
+  const Space space;
+  for (const auto& box : boxes) {
+    sk::pml_memory_update<R>(space, box, p, psi1, pa, pb, w, /*point_kernel=*/false);
+    sk::pml_memory_update<R>(space, box, p, psi2, pa, pb, w, /*point_kernel=*/true);
+  }
+  for (const auto& box : boxes) {
+    sk::pml_update<R>(space, box, p, q1, m, psi1, zeta1, pa, pb, w, /*point_kernel=*/false);
+    sk::pml_update<R>(space, box, p, q2, m, psi2, zeta2, pa, pb, w, /*point_kernel=*/true);
+  }
+  space.fence();
+  const std::string where = "order " + std::to_string(2 * R) + ", " + std::to_string(dim) + "D " +
+                            std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
+  long bad = count_mismatches(q1, q2, where + ", p_old");
+  for (int a = 0; a < dim; ++a) {
+    bad += count_mismatches(psi1[a].v, psi2[a].v, where + ", psi_" + std::to_string(a));
+    bad += count_mismatches(zeta1[a].v, zeta2[a].v, where + ", zeta_" + std::to_string(a));
+  }
+  EXPECT_EQ(bad, 0) << where;
+  // The update did something: p_old changed at a point of the first box.
+  const auto& b = boxes.front();
+  const int k = b.lo[2], j = b.lo[1], i = b.lo[0];
+  EXPECT_NE(bits_of(q1(k, j, i)), bits_of(q0(k, j, i)));
+}
+
+template <class S, class C>
+void compare_all() {
+  const bool all[3][2] = {{true, true}, {true, true}, {true, true}};
+  const bool some[3][2] = {{true, false}, {false, true}, {true, false}};
+  const bool three_sides[3][2] = {{true, true}, {false, true}, {false, false}};  // 2D: free top
+  const bool y_only[3][2] = {{false, false}, {true, false}, {false, true}};
+  compare_cpml<S, C, 4>(3, 37, 29, 27, 4, all, 7);
+  compare_cpml<S, C, 4>(3, 33, 21, 19, 5, some, 6);
+  compare_cpml<S, C, 3>(3, 13, 35, 17, 3, y_only, 5);
+  compare_cpml<S, C, 1>(3, 9, 7, 11, 2, all, 3);
+  compare_cpml<S, C, 4>(2, 51, 43, 1, 4, three_sides, 9);
+  compare_cpml<S, C, 2>(2, 23, 17, 1, 2, some, 4);
+  compare_cpml<S, C, 1>(2, 7, 9, 1, 1, all, 2);
+}
+
+TEST(HostCpml, Fp64) {
+  compare_all<double, double>();
+}
+TEST(HostCpml, Fp64StorageFp32Compute) {
+  compare_all<double, float>();
+}
+TEST(HostCpml, Fp32StorageFp64Compute) {
+  compare_all<float, double>();
+}
+TEST(HostCpml, Fp32) {
+  compare_all<float, float>();
+}
+TEST(HostCpml, Bf16Storage) {
+  compare_all<bf16, float>();
+}
+TEST(HostCpml, Fp16Storage) {
+  compare_all<fp16, float>();
+}
+
+}  // namespace
