@@ -81,7 +81,7 @@ StepResult Trainer<T>::step(const TokenLayout& layout, const Matrix<T>& inputs, 
   r.loss = sse / count;
   r.loss_scale = m_loss_scale;
   if (m_loss_scale != 1.0) AdamW<T>::scale_grads(params, 1.0 / m_loss_scale);
-  const double norm = AdamW<T>::grad_norm(params);
+  const double norm = m_opt.grad_norm(params);
   r.learning_rate = scheduled_learning_rate(m_opt.config(), m_opt.step_count());
   if (!std::isfinite(norm)) {
     // fp16 overflow (or a diverged run): skip the update; with loss scaling, back off.
@@ -92,7 +92,7 @@ StepResult Trainer<T>::step(const TokenLayout& layout, const Matrix<T>& inputs, 
       m_good_steps = 0;
     }
   } else {
-    r.grad_norm = m_opt.step(params);
+    r.grad_norm = m_opt.step(params, norm);
     if (m_ctx.compute == Precision::fp16 && ++m_good_steps >= m_scaling.growth_interval) {
       m_loss_scale *= 2.0;
       m_good_steps = 0;

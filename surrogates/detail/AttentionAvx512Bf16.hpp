@@ -60,6 +60,16 @@ inline void to_bf16_pairs(const float* x, int n, std::uint32_t* pairs) {
   }
 }
 
+// A row of zeros standing for the tokens past a window's end, so the gathers below have no branch.
+inline constexpr float kZeroRow[kMaxHeadDim] = {};
+
+// out[c] = bf16_pair(x0[c], x1[c]) for c < n: two token rows paired element by element (a plain
+// loop the compiler vectorises).
+inline void pair_rows(const float* KOKKOS_RESTRICT x0, const float* KOKKOS_RESTRICT x1, int n,
+                      std::uint32_t* KOKKOS_RESTRICT out) {
+  for (int c = 0; c < n; ++c) out[c] = bf16_pair(x0[c], x1[c]);
+}
+
 inline __m512 dot_bf16(__m512 acc, std::uint32_t a_pair, __m512i b_pairs) {
   return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(int(a_pair)), (__m512bh)b_pairs);
 }
@@ -160,16 +170,16 @@ inline void attention_forward_avx512bf16(const Windows& win, const Matrix<float>
         const int begin = offs[w], size = offs[w + 1] - offs[w];
         std::uint32_t* kb = k2 + b * dp * ldk;
         for (std::int64_t j = 0; j < ldk; ++j) {
-          const float* k = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + D + h * dh : nullptr;
-          for (int cp = 0; cp < dp; ++cp) kb[cp * ldk + j] = k ? bf16_pair(k[2 * cp], k[2 * cp + 1]) : 0u;
+          const float* k = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + D + h * dh : kZeroRow;
+          for (int cp = 0; cp < dp; ++cp) kb[cp * ldk + j] = bf16_pair(k[2 * cp], k[2 * cp + 1]);
         }
         std::uint32_t* vb = v2 + b * npmax * dh;
         for (std::int64_t jp = 0; jp < npmax; ++jp) {
           const std::int64_t j = 2 * jp;
-          const float* v0 = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : nullptr;
+          const float* v0 = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : kZeroRow;
           const float* v1 =
-              j + 1 < size ? qkv + std::int64_t(mem[begin + j + 1]) * 3 * D + 2 * D + h * dh : nullptr;
-          for (int c = 0; c < dh; ++c) vb[jp * dh + c] = bf16_pair(v0 ? v0[c] : 0.0f, v1 ? v1[c] : 0.0f);
+              j + 1 < size ? qkv + std::int64_t(mem[begin + j + 1]) * 3 * D + 2 * D + h * dh : kZeroRow;
+          pair_rows(v0, v1, dh, vb + jp * dh);
         }
       });
   constexpr int R = kAttentionRows;
@@ -292,8 +302,8 @@ inline void attention_backward_avx512bf16(const Windows& win, const Matrix<float
         const int begin = offs[w], size = offs[w + 1] - offs[w];
         std::uint32_t* vc = pairs + b * block_size;
         for (std::int64_t j = 0; j < ldk; ++j) {
-          const float* v = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : nullptr;
-          for (int cp = 0; cp < dp; ++cp) vc[cp * ldk + j] = v ? bf16_pair(v[2 * cp], v[2 * cp + 1]) : 0u;
+          const float* v = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : kZeroRow;
+          for (int cp = 0; cp < dp; ++cp) vc[cp * ldk + j] = bf16_pair(v[2 * cp], v[2 * cp + 1]);
         }
         // K (offset D), Q (offset 0) of qkv and dO, paired along tokens.
         const float* src[3] = {qkv + D + h * dh, qkv + h * dh, dO + h * dh};
@@ -302,9 +312,9 @@ inline void attention_backward_avx512bf16(const Windows& win, const Matrix<float
           std::uint32_t* t = vc + vc_size + m * tok_size;
           for (std::int64_t jp = 0; jp < npmax; ++jp) {
             const std::int64_t j = 2 * jp;
-            const float* x0 = j < size ? src[m] + std::int64_t(mem[begin + j]) * ld[m] : nullptr;
-            const float* x1 = j + 1 < size ? src[m] + std::int64_t(mem[begin + j + 1]) * ld[m] : nullptr;
-            for (int c = 0; c < dh; ++c) t[jp * dh + c] = bf16_pair(x0 ? x0[c] : 0.0f, x1 ? x1[c] : 0.0f);
+            const float* x0 = j < size ? src[m] + std::int64_t(mem[begin + j]) * ld[m] : kZeroRow;
+            const float* x1 = j + 1 < size ? src[m] + std::int64_t(mem[begin + j + 1]) * ld[m] : kZeroRow;
+            pair_rows(x0, x1, dh, t + jp * dh);
           }
         }
       });
