@@ -561,22 +561,24 @@ bool Campaign::run_training_phase() {
   Stopwatch sw;
   const auto& s = m_cfg.surrogate;
   m_training.mode = s.training;
+  // The training states, kept until the one-step error below has been measured on them.
+  std::vector<std::vector<HostField>> states;
+  auto to_state = [this](const std::vector<HostField>& smp) {
+    State st;
+    for (std::size_t i = 0; i < smp.size(); ++i) {
+      NamedField nf{m_state_names[i], Field<double>("mantissa::workflow::Campaign::train_state",
+                                                    *m_ctx.decomp, smp[i].ghost[0])};
+      from_host(smp[i], nf.field);
+      st.push_back(std::move(nf));
+    }
+    return st;
+  };
   if (s.training == "online") {
     log("training the surrogate on " + std::to_string(m_train_samples.size()) + " reference states" +
         (s.start > 0 ? " from step " + std::to_string(s.start) : std::string()) + " (" +
         m_surrogate->describe() + ")");
-    for (const auto& smp : m_train_samples) {
-      State st;
-      for (std::size_t i = 0; i < smp.size(); ++i) {
-        NamedField nf{m_state_names[i], Field<double>("mantissa::workflow::Campaign::train_state",
-                                                      *m_ctx.decomp, smp[i].ghost[0])};
-        from_host(smp[i], nf.field);
-        st.push_back(std::move(nf));
-      }
-      m_surrogate->add_sample(st);
-    }
-    m_train_samples.clear();
-    m_train_samples.shrink_to_fit();
+    for (const auto& smp : m_train_samples) m_surrogate->add_sample(to_state(smp));
+    states.swap(m_train_samples);
     const auto stats = m_surrogate->train();
     m_training.samples = stats.samples;
     m_training.iterations = stats.iterations;
@@ -593,6 +595,39 @@ bool Campaign::run_training_phase() {
   Stopwatch io;
   m_surrogate->save(trained_path());
   m_training.seconds += io.seconds("mantissa::workflow::Campaign::save_trained");
+  // One-step error (teacher forcing): every training state advanced by one surrogate step, its
+  // primary field compared with the next reference state's, summed over all pairs as
+  // sqrt(sum ||error||^2 / sum ||reference||^2) so that nearly empty states (before a source has
+  // fired) cannot dominate. It is the error a rollout compounds once per prediction, so the report
+  // can tell an inaccurate surrogate from an unstable rollout. The rollouts reload the saved
+  // weights and inference state, so these predictions do not change them.
+  const bool any_rollout = !s.rollout.empty() || s.hybrid.enabled;
+  if (states.size() >= 2 && any_rollout) {
+    Stopwatch ev;
+    const Precision p = !s.rollout.empty() ? s.rollout.front() : s.hybrid.precision;
+    m_surrogate->set_precision(p);
+    double err2 = 0.0, ref2 = 0.0;
+    for (std::size_t n = 0; n + 1 < states.size(); ++n) {
+      State st = to_state(states[n]);
+      m_surrogate->predict(st, 1);
+      const auto e = field_error(comm(), to_host(st[0].field, "mantissa::workflow::Campaign::one_step"),
+                                 states[n + 1][0]);
+      // A reference of exactly zero (a state at rest) carries no weight in the relative sum;
+      // the prediction's deviation from it then has no scale to be relative to.
+      if (e.ref_l2 > 0.0) {
+        err2 += e.rel_l2 * e.rel_l2 * e.ref_l2 * e.ref_l2;
+        ref2 += e.ref_l2 * e.ref_l2;
+      }
+    }
+    m_training.one_step_pairs = static_cast<std::int64_t>(states.size()) - 1;
+    m_training.one_step_precision = to_string(p);
+    m_training.one_step_rel_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::nan("");
+    log("one-step error of the trained surrogate (" + m_training.one_step_precision + ", " +
+        std::to_string(m_training.one_step_pairs) + " reference pairs): rel. L2 " +
+        fmt_g(m_training.one_step_rel_l2) + " (" +
+        fmt_g(ev.seconds("mantissa::workflow::Campaign::one_step")) + " s)");
+  }
+  states.clear();
   m_training.done = true;
   m_surrogate_description = m_surrogate->describe();
   log("surrogate ready after " + fmt_g(m_training.seconds) + " s, final loss " +

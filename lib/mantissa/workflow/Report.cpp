@@ -158,7 +158,17 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
       j.value("gflops", t.flops / t.seconds * 1e-9);
     else
       j.null("gflops");
+    if (std::isfinite(t.one_step_rel_l2)) {
+      j.begin_object("one_step")
+          .value("rel_l2", t.one_step_rel_l2)
+          .value("pairs", t.one_step_pairs)
+          .value("precision", t.one_step_precision)
+          .end_object();
+    } else {
+      j.null("one_step");
+    }
     j.end_object();
+    j.value("start_step", cfg.surrogate.start);
   }
   j.end_object();
 
@@ -278,6 +288,34 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
        << c.surrogate_description() << "\n\nTraining (" << t.mode << "): " << t.samples << " samples, "
        << t.iterations << " iterations, loss " << num(t.initial_loss) << " -> " << num(t.final_loss) << ", "
        << num(t.seconds) << " s.\n";
+    if (cfg.surrogate.start > 0)
+      os << "\nThe physics runs steps 0 to " << cfg.surrogate.start
+         << " in every rollout and in the hybrid (campaign.surrogate.start); the surrogate takes over there"
+         << (t.mode == "online" ? " and trained on the reference states from there on" : "") << ".\n";
+    if (std::isfinite(t.one_step_rel_l2))
+      os << "\nOne-step error (one prediction from each of " << t.one_step_pairs << " reference states, "
+         << t.one_step_precision << "): rel. L2 " << num(t.one_step_rel_l2)
+         << ". A rollout compounds it once per prediction.\n";
+    // How the rollout error grows with the number of predictions (the sample steps after the
+    // hand-over to the surrogate; the whole series is in report.h5).
+    bool any_rollout = false;
+    for (const auto& r : res) any_rollout = any_rollout || (r.kind == "surrogate" && r.surrogate_steps > 0);
+    if (any_rollout) os << "\nRollout error (rel. L2) after n predictions:\n";
+    for (const auto& r : res) {
+      if (r.kind != "surrogate" || r.surrogate_steps < 1) continue;
+      const std::int64_t stride = (r.steps_done - r.physics_steps) / r.surrogate_steps;
+      std::ostringstream row;
+      std::int64_t shown = 0;
+      for (std::size_t i = 0; i < r.steps.size(); ++i) {
+        const std::int64_t n = stride > 0 ? (r.steps[i] - cfg.surrogate.start) / stride : 0;
+        // The first sample, then about every doubling of the prediction count, and the last.
+        if (n < 1 || (n < 2 * shown && i + 1 < r.steps.size())) continue;
+        row << (shown > 0 ? ", " : "") << n << ": " << num(r.rel_l2[i]);
+        shown = n;
+      }
+      if (shown > 0) os << "\n- " << r.name << ": " << row.str();
+    }
+    if (any_rollout) os << "\n";
     for (const auto& r : res) {
       if (r.kind != "hybrid") continue;
       os << "\n### Hybrid " << r.name << ": " << r.handovers.size() << " hand-over(s), " << r.surrogate_steps

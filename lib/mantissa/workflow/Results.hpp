@@ -4,6 +4,7 @@
 // once for the HDF5 writer and reader, so report.h5 and the resume checkpoint cannot drift
 // apart from the struct.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,11 @@ struct TrainingResult {
   std::string mode;  // "online" | "file"
   std::int64_t samples = 0, iterations = 0;
   double initial_loss = 0.0, final_loss = 0.0, seconds = 0.0, flops = 0.0;
+  // Teacher-forced one-step error on the online training pairs (NaN: not measured, e.g. weights
+  // loaded from a file): relative L2 of the primary field after one prediction.
+  double one_step_rel_l2 = std::numeric_limits<double>::quiet_NaN();
+  std::int64_t one_step_pairs = 0;
+  std::string one_step_precision;
 };
 
 template <class Archive>
@@ -153,6 +159,9 @@ void serialize(Archive& a, TrainingResult& t) {
   a("final_loss", t.final_loss);
   a("seconds", t.seconds);
   a("flops", t.flops);
+  a("one_step_rel_l2", t.one_step_rel_l2);
+  a("one_step_pairs", t.one_step_pairs);
+  a("one_step_precision", t.one_step_precision);
 }
 
 }  // namespace mantissa::workflow

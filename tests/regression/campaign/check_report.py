@@ -101,6 +101,14 @@ def check_numbers(rep):
     if rep["surrogate"]["enabled"]:
         t = rep["surrogate"]["training"]
         check(t["samples"] > 0 and finite(t["final_loss"]), "surrogate trained on samples with a finite loss")
+        check(isinstance(rep["surrogate"].get("start_step"), int), "surrogate.start_step")
+        if t["mode"] == "online":
+            # One prediction from every training state but the last (docs/report-schema.md); a
+            # surrogate counts its samples as states or as pairs of them.
+            o = t.get("one_step")
+            check(o is not None and finite(o["rel_l2"]) and o["rel_l2"] > 0 and
+                  t["samples"] - 1 <= o["pairs"] <= t["samples"] and o["pairs"] > 0,
+                  f"surrogate one-step error measured on the training pairs: {o}")
 
 
 def txt(v):

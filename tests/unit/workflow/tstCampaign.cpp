@@ -180,8 +180,9 @@ TEST(WorkflowCampaign, HybridHandsOverOnlyWhenTheSurrogateIsWrong) {
 }
 
 // campaign.surrogate.start: the physics leads every rollout and the hybrid in to `start` (a
-// surrogate that sees only the state cannot know a source's wavelet in time), and online
-// training uses the reference states from there on.
+// surrogate that sees only the state cannot know a source's wavelet in time), online training
+// uses the reference states from there on, and the report's one-step error measures a single
+// prediction from each of those states.
 TEST(WorkflowCampaign, SurrogateTakesOverAtStartAndTrainsFromThere) {
   // g off by 0.05 (20 %): every surrogate step is wrong by a known, visible amount.
   const auto reg = mw::test::test_registry({}, -1, 0.05);
@@ -213,6 +214,24 @@ TEST(WorkflowCampaign, SurrogateTakesOverAtStartAndTrainsFromThere) {
   EXPECT_GE(h.physics_steps, 20);
   EXPECT_EQ(h.physics_steps + h.surrogate_steps, 60);
   for (const auto& e : h.handovers) EXPECT_GT(e.step, 20) << "no hand-over inside the lead-in";
+  // The one-step error: one prediction from each of the 40 training pairs. With g off by
+  // dg = 0.05 it is dg |lap p| / |p|, about 1e-2 for this pulse (a few 1e-3 at least); a rollout of
+  // 40 such predictions compounds it, so the rollout ends far above it.
+  EXPECT_EQ(r.training.one_step_pairs, 40);
+  EXPECT_EQ(r.training.one_step_precision, "fp64");
+  EXPECT_GT(r.training.one_step_rel_l2, 1e-3);
+  EXPECT_LT(r.training.one_step_rel_l2, 1e-1);
+  EXPECT_GT(s64.final_rel_l2, 3.0 * r.training.one_step_rel_l2);
+}
+
+TEST(WorkflowCampaign, OneStepErrorOfAnExactSurrogateIsRoundOff) {
+  const auto reg = mw::test::test_registry();
+  const auto r = run(config(), reg, scratch("one-step"), false);
+  EXPECT_EQ(r.training.one_step_pairs, 60);
+  // Least squares recovers the scheme to ~1e-12 (see above); one step of it stays far below 1e-9.
+  EXPECT_GE(r.training.one_step_rel_l2, 0.0);
+  EXPECT_LT(r.training.one_step_rel_l2, 1e-9);
+  EXPECT_EQ(by_name(r, "surrogate-fp64").physics_steps, 0);  // start 0: no lead-in
 }
 
 TEST(WorkflowCampaign, NonFiniteVariantFailsAndTheCampaignGoesOn) {
