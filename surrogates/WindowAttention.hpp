@@ -203,7 +203,11 @@ class WindowAttention {
     const std::int64_t n = qkv_in.extent(0);
     m_win = win;
     m_compute = compute;
-    m_qkv = rounded(compute, qkv_in, m_qkv_round, "mantissa::surrogates::WindowAttention::qkv_rounded");
+    // The AVX512-BF16 kernels round operands as they pair them: no rounded copy.
+    m_fast = use_avx512bf16(compute);
+    m_qkv = m_fast
+                ? qkv_in
+                : rounded(compute, qkv_in, m_qkv_round, "mantissa::surrogates::WindowAttention::qkv_rounded");
     ensure_shape(out, "mantissa::surrogates::WindowAttention::out", n, m_d);
     const std::int64_t wmax = win.max_size;
     if (wmax > kMaxWindowTokens)
@@ -220,7 +224,7 @@ class WindowAttention {
 #if MANTISSA_ATTENTION_AVX512BF16
     if constexpr (std::is_same<T, float>::value &&
                   std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value) {
-      if (round16 == 1 && dh % detail::kLanes == 0 && attention_avx512bf16_enabled()) {
+      if (m_fast) {
         detail::attention_forward_avx512bf16(win, m_qkv, H, D, float(scale), m_p, m_k2, m_v2, out);
         return;
       }
@@ -258,8 +262,9 @@ class WindowAttention {
   void backward(const Matrix<T>& dout_in, Matrix<T>& dqkv) {
     const std::int64_t n = dout_in.extent(0);
     const Windows& win = m_win;
-    auto dO =
-        rounded(m_compute, dout_in, m_dout_round, "mantissa::surrogates::WindowAttention::dout_rounded");
+    auto dO = m_fast ? dout_in
+                     : rounded(m_compute, dout_in, m_dout_round,
+                               "mantissa::surrogates::WindowAttention::dout_rounded");
     ensure_shape(dqkv, "mantissa::surrogates::WindowAttention::dqkv", n, 3 * m_d);
     const std::int64_t wmax = win.max_size;
     ensure_size(m_ds, "mantissa::surrogates::WindowAttention::dscores", std::int64_t(m_p.extent(0)));
@@ -273,7 +278,7 @@ class WindowAttention {
 #if MANTISSA_ATTENTION_AVX512BF16
     if constexpr (std::is_same<T, float>::value &&
                   std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value) {
-      if (round16 == 1 && (m_d / m_heads) % detail::kLanes == 0 && attention_avx512bf16_enabled()) {
+      if (m_fast) {
         detail::attention_backward_avx512bf16(win, m_qkv, dO, m_heads, m_d,
                                               float(T(1) / math::sqrt(T(m_d / m_heads))), m_p, m_ds, m_pairs,
                                               dqkv);
@@ -334,6 +339,20 @@ class WindowAttention {
   // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)
   // inside a private or protected member function; not part of the interface.
  public:
+  // Whether this forward (and its backward) runs the AVX512-BF16 host kernels: bf16 compute, and fp8
+  // (whose attention runs in bf16).
+  bool use_avx512bf16(Precision compute) const {
+#if MANTISSA_ATTENTION_AVX512BF16
+    return std::is_same<T, float>::value &&
+           std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value && compute != Precision::fp32 &&
+           compute != Precision::fp64 && compute != Precision::fp16 &&
+           (m_d / m_heads) % detail::kLanes == 0 && attention_avx512bf16_enabled();
+#else
+    (void)compute;
+    return false;
+#endif
+  }
+
   // Columns of the transposed K / V blocks: max_size rounded up to detail::kLanes.
   static std::int64_t padded(std::int64_t wmax) {
     return (wmax + detail::kLanes - 1) / detail::kLanes * detail::kLanes;
@@ -381,6 +400,7 @@ class WindowAttention {
  private:
   int m_d = 0, m_heads = 1;
   Precision m_compute = Precision::fp32;
+  bool m_fast = false;  // the AVX512-BF16 kernels run this forward and its backward
   Windows m_win;
   Matrix<T> m_qkv, m_qkv_round, m_dout_round;
   Vector<T> m_p, m_ds, m_kt, m_vt;

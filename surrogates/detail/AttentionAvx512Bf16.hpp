@@ -6,11 +6,11 @@
 // host compiler targets AVX512-BF16 (e.g. -march=native on AMD Zen 4/5, Intel Sapphire Rapids);
 // elsewhere, and on devices, the portable kernels of WindowAttention.hpp run.
 //
-// Operands are the bf16-rounded q, k, v (fp32 values that are exact in bf16) and the probabilities
-// rounded to bf16 by softmax_row, so the products are exact in fp32 and the kernel differs from
-// the portable one only in the order of the fp32 additions (pairs first). K is stored as pairs of
-// channels [dh/2][columns] and V as pairs of tokens [tokens/2][dh], both per (window, head), zero
-// past a window's end.
+// Operands are q, k, v (and dO) rounded to bf16 as the pairs are built (round to nearest even, as
+// the portable kernels' rounded copies) and the probabilities rounded to bf16 by softmax_row, so the products
+// are exact in fp32 and the kernel differs from the portable one only in the order of the fp32 additions
+// (pairs first). K is stored as pairs of channels [dh/2][columns] and V as pairs of tokens [tokens/2][dh],
+// both per (window, head), zero past a window's end.
 #include <surrogates/TokenLayout.hpp>
 #include <surrogates/detail/AttentionCommon.hpp>
 
@@ -39,10 +39,15 @@ inline bool& attention_avx512bf16_enabled() {
 #if MANTISSA_ATTENTION_AVX512BF16
 namespace mantissa::surrogates::detail {
 
-// Two bf16-exact floats as one 32-bit pair, `lo` in the low half (the element vdpbf16ps takes
-// first).
+// Two floats rounded to bf16 as one 32-bit pair, `lo` in the low half (the element vdpbf16ps
+// takes first).
 inline std::uint32_t bf16_pair(float lo, float hi) {
-  return (mantissa::detail::float_to_bits(hi) & 0xFFFF0000u) | (mantissa::detail::float_to_bits(lo) >> 16);
+  // Round to nearest even (as vcvtne2ps2bf16 and mantissa::bf16 do for finite values; infinities
+  // stay infinite, NaNs NaN), so the operands need no rounded copy first.
+  const std::uint32_t a = mantissa::detail::float_to_bits(lo), b = mantissa::detail::float_to_bits(hi);
+  const std::uint32_t ra = (a + 0x7FFFu + ((a >> 16) & 1u)) >> 16;
+  const std::uint32_t rb = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+  return rb | ra;
 }
 
 // bf16 pairs of n consecutive floats (zero past n), 16 pairs per store, so `pairs` must hold a
