@@ -4,6 +4,7 @@
 #include <surrogates/Tensor.hpp>
 #include <surrogates/detail/FastMath.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace mantissa::surrogates {
@@ -42,6 +43,15 @@ class Gelu {
     Kokkos::parallel_for(
         "mantissa::surrogates::Gelu::forward", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(x.size())),
         KOKKOS_LAMBDA(const std::int64_t k) { yy.data()[k] = gelu(x.data()[k]); });
+  }
+  // The same, with the output written as bf16 bit patterns (rounded to nearest even).
+  void forward_bf16(const Matrix<T>& x, Matrix<std::uint16_t>& y16) {
+    m_x = x;
+    ensure_shape(y16, "mantissa::surrogates::Gelu::y_bf16", x.extent(0), x.extent(1));
+    auto yy = y16;
+    Kokkos::parallel_for(
+        "mantissa::surrogates::Gelu::forward_bf16", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(x.size())),
+        KOKKOS_LAMBDA(const std::int64_t k) { yy.data()[k] = bf16(float(gelu(x.data()[k]))).bits(); });
   }
   void backward(const Matrix<T>& dy, Matrix<T>& dx) {
     ensure_shape(dx, "mantissa::surrogates::Gelu::dx", dy.extent(0), dy.extent(1));

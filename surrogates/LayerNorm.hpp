@@ -10,6 +10,7 @@
 #include <surrogates/Parameter.hpp>
 #include <surrogates/detail/Lanes.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,24 @@ class LayerNorm {
     Kokkos::deep_copy(m_gamma, T(1));
   }
 
-  void forward(const Matrix<T>& x, Matrix<T>& y) {
+  void forward(const Matrix<T>& x, Matrix<T>& y) { forward_impl(x, &y, nullptr); }
+  // The same, with the output written as bf16 bit patterns (rounded to nearest even) instead of T:
+  // for a consumer that multiplies in bf16 and needs nothing else of it (the backward needs x).
+  void forward_bf16(const Matrix<T>& x, Matrix<std::uint16_t>& y16) { forward_impl(x, nullptr, &y16); }
+
+  void forward_impl(const Matrix<T>& x, Matrix<T>* y_out, Matrix<std::uint16_t>* y16_out) {
     m_x = x;
     const std::int64_t n = x.extent(0);
-    ensure_shape(y, "mantissa::surrogates::LayerNorm::" + m_name + ".y", n, m_d);
+    Matrix<T> y;
+    Matrix<std::uint16_t> y16;
+    if (y_out) {
+      ensure_shape(*y_out, "mantissa::surrogates::LayerNorm::" + m_name + ".y", n, m_d);
+      y = *y_out;
+    } else {
+      ensure_shape(*y16_out, "mantissa::surrogates::LayerNorm::" + m_name + ".y_bf16", n, m_d);
+      y16 = *y16_out;
+    }
+    const bool to16 = y16_out != nullptr;
     ensure_size(m_mean, "mantissa::surrogates::LayerNorm::" + m_name + ".mean", n);
     ensure_size(m_rstd, "mantissa::surrogates::LayerNorm::" + m_name + ".rstd", n);
     auto mean = m_mean;
@@ -41,6 +56,7 @@ class LayerNorm {
     auto gamma = m_gamma;
     auto beta = m_beta;
     auto yy = y;
+    auto yb = y16;
     const int d = m_d;
     const T eps = T(m_eps);
     Kokkos::parallel_for(
@@ -49,12 +65,16 @@ class LayerNorm {
           const T* KOKKOS_RESTRICT xr = &x(r, 0);
           const T* KOKKOS_RESTRICT ga = gamma.data();
           const T* KOKKOS_RESTRICT be = beta.data();
-          T* KOKKOS_RESTRICT yr = &yy(r, 0);
+          T* KOKKOS_RESTRICT yr = to16 ? nullptr : &yy(r, 0);
+          std::uint16_t* KOKKOS_RESTRICT y16r = to16 ? &yb(r, 0) : nullptr;
           const T mu = detail::lane_sum(xr, d) / T(d);
           const T rs = T(1) / math::sqrt(detail::lane_sum_sq_dev(xr, mu, d) / T(d) + eps);
           mean(r) = mu;
           rstd(r) = rs;
-          for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mu) * rs * ga[j] + be[j];
+          if (to16)
+            for (int j = 0; j < d; ++j) y16r[j] = bf16(float((xr[j] - mu) * rs * ga[j] + be[j])).bits();
+          else
+            for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mu) * rs * ga[j] + be[j];
         });
   }
 

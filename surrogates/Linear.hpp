@@ -88,15 +88,46 @@ class Linear {
         });
   }
 
+  // y = residual + x W^T + b with x given as bf16 bit patterns (its producer rounded it), on the
+  // oneDNN bf16 path (takes_bf16_input): the input is kept for the backward as forward would keep
+  // its own rounded copy.
+  static bool takes_bf16_input(Precision p) {
+    return std::is_same<T, float>::value && p == Precision::bf16 && gemm_path(p) == GemmPath::onednn_bf16;
+  }
+  void forward_bf16_input(const Context& ctx, const Matrix<std::uint16_t>& x16, const Matrix<T>& residual,
+                          Matrix<T>& y) {
+    if (!takes_bf16_input(ctx.compute))
+      throw Error("mantissa::surrogates::Linear::forward_bf16_input: not on the oneDNN bf16 path (internal)");
+    if constexpr (std::is_same<T, float>::value) {
+      m_x = Matrix<T>();
+      ensure_shape(y, "mantissa::surrogates::Linear::" + m_name + ".y", x16.extent(0), m_out);
+      init_output(y, m_b, residual);
+      m_xr.bits = x16;
+      round_weights(ctx);
+      gemm_rounded(ctx.compute, 'N', 'T', 1.0f, m_xr, m_wr, 1.0f, y);
+    } else {
+      (void)x16, (void)residual, (void)y;
+    }
+  }
+
+  // The 16-bit weight copy, rounded again unless the weights are unchanged since the last one.
+  void round_weights(const Context& ctx) {
+    if constexpr (std::is_same<T, float>::value) {
+      if (!(ctx.weights_unchanged && m_wr_valid && m_wr_precision == ctx.compute)) {
+        m_wr.round(ctx.compute, m_w, "mantissa::surrogates::Linear::w_rounded");
+        m_wr_precision = ctx.compute;
+        m_wr_valid = true;
+      }
+    } else {
+      (void)ctx;
+    }
+  }
+
   void forward_gemm(const Context& ctx, const Matrix<T>& x, const Matrix<T>& y) {
     if constexpr (std::is_same<T, float>::value) {
       if (rounds_without_scaling(ctx.compute)) {
         m_xr.round(ctx.compute, x, "mantissa::surrogates::Linear::x_rounded");
-        if (!(ctx.weights_unchanged && m_wr_valid && m_wr_precision == ctx.compute)) {
-          m_wr.round(ctx.compute, m_w, "mantissa::surrogates::Linear::w_rounded");
-          m_wr_precision = ctx.compute;
-          m_wr_valid = true;
-        }
+        round_weights(ctx);
         gemm_rounded(ctx.compute, 'N', 'T', 1.0f, m_xr, m_wr, 1.0f, y);
         return;
       }

@@ -59,18 +59,34 @@ void Model<T>::forward(const Context& ctx, const TokenLayout& layout, const Matr
   m_embed.forward(ctx, tokens, m_x0);
   m_pos.forward(layout, m_x0);
   Matrix<T> x = m_x0;
+  // On the oneDNN bf16 path the layer norms and GELU write their outputs as bf16 directly: their
+  // only consumers are bf16 GEMMs (the backward needs their inputs), so a separate rounding pass and
+  // an fp32 copy are saved. Same values as rounding the fp32 outputs.
+  const bool bf16_inputs = Linear<T>::takes_bf16_input(ctx.compute);
   for (auto& bp : m_blocks) {
     Block& b = *bp;
     b.x_in = x;
-    b.ln1.forward(x, b.a1);
-    b.qkv.forward(ctx, b.a1, b.q);
+    if (bf16_inputs) {
+      b.ln1.forward_bf16(x, b.a1_16);
+      b.qkv.forward_bf16_input(ctx, b.a1_16, Matrix<T>(), b.q);
+    } else {
+      b.ln1.forward(x, b.a1);
+      b.qkv.forward(ctx, b.a1, b.q);
+    }
     b.attn.forward(ctx.compute, layout.windows(b.shifted), b.q, b.att);
     // Residuals folded into the projections' outputs: h = x + proj(att), out = h + fc2(g1).
     b.proj.forward_residual(ctx, b.att, x, b.h);
-    b.ln2.forward(b.h, b.a2);
-    b.fc1.forward(ctx, b.a2, b.f1);
-    b.gelu.forward(b.f1, b.g1);
-    b.fc2.forward_residual(ctx, b.g1, b.h, b.out);
+    if (bf16_inputs) {
+      b.ln2.forward_bf16(b.h, b.a2_16);
+      b.fc1.forward_bf16_input(ctx, b.a2_16, Matrix<T>(), b.f1);
+      b.gelu.forward_bf16(b.f1, b.g1_16);
+      b.fc2.forward_bf16_input(ctx, b.g1_16, b.h, b.out);
+    } else {
+      b.ln2.forward(b.h, b.a2);
+      b.fc1.forward(ctx, b.a2, b.f1);
+      b.gelu.forward(b.f1, b.g1);
+      b.fc2.forward_residual(ctx, b.g1, b.h, b.out);
+    }
     x = b.out;
   }
   m_head.forward(ctx, x, out);

@@ -51,6 +51,7 @@ class Model {
     bool shifted = false;
     Matrix<T> x_in, a1, q, att, pr, h, a2, f1, g1, f2, out;
     Matrix<T> d_pr_in, d_q, d_a1, d_x, d_h, d_a2, d_f1, d_g1, d_att;
+    Matrix<std::uint16_t> a1_16, a2_16, g1_16;  // bf16 outputs of ln1, ln2, gelu (oneDNN bf16 path)
   };
   ModelConfig m_config;
   std::mt19937_64 m_gen;
