@@ -269,10 +269,28 @@ inline void attention_backward_columns_bf16(int D, int dh, int h, const int* tok
   for (int ip = 0; ip < np; ++ip) {
     const std::int64_t i0 = 2 * ip, i1 = i0 + 1;
     const bool has1 = i1 < size;
-    for (int r = 0; r < R; ++r) {
-      const std::int64_t j = first + r;
-      sp[r][ip] = bf16_pair(dS[i0 * wmax + j], has1 ? dS[i1 * wmax + j] : 0.0f);
-      pp[r][ip] = bf16_pair(P[i0 * wmax + j], has1 ? P[i1 * wmax + j] : 0.0f);
+    if constexpr (R == 4) {
+      // Four columns of rows i0 and i1 at once: round each to bf16 and interleave them into pairs.
+      const auto pairs4 = [&](const float* m) {
+        const __m128bh a = _mm_cvtneps_pbh(_mm_loadu_ps(m + i0 * wmax + first));
+        const __m128bh b = _mm_cvtneps_pbh(has1 ? _mm_loadu_ps(m + i1 * wmax + first) : _mm_setzero_ps());
+        return _mm_unpacklo_epi16((__m128i)a, (__m128i)b);
+      };
+      const __m128i s4 = pairs4(dS), p4 = pairs4(P);
+      sp[0][ip] = std::uint32_t(_mm_extract_epi32(s4, 0));
+      sp[1][ip] = std::uint32_t(_mm_extract_epi32(s4, 1));
+      sp[2][ip] = std::uint32_t(_mm_extract_epi32(s4, 2));
+      sp[3][ip] = std::uint32_t(_mm_extract_epi32(s4, 3));
+      pp[0][ip] = std::uint32_t(_mm_extract_epi32(p4, 0));
+      pp[1][ip] = std::uint32_t(_mm_extract_epi32(p4, 1));
+      pp[2][ip] = std::uint32_t(_mm_extract_epi32(p4, 2));
+      pp[3][ip] = std::uint32_t(_mm_extract_epi32(p4, 3));
+    } else {
+      for (int r = 0; r < R; ++r) {
+        const std::int64_t j = first + r;
+        sp[r][ip] = bf16_pair(dS[i0 * wmax + j], has1 ? dS[i1 * wmax + j] : 0.0f);
+        pp[r][ip] = bf16_pair(P[i0 * wmax + j], has1 ? P[i1 * wmax + j] : 0.0f);
+      }
     }
   }
   weighted_rows_bf16<R>(sp, np, qt, dh, scale, gk);
