@@ -75,6 +75,24 @@ inline void pair_rows(const float* KOKKOS_RESTRICT x0, const float* KOKKOS_RESTR
   for (int c = 0; c < n; ++c) out[c] = bf16_pair(x0[c], x1[c]);
 }
 
+// out[cp * ldk + j] = the bf16 pair of channels 2cp, 2cp+1 of token j's row for j < ldk, cp < dh/2,
+// with row(j) = base + mem[j] * ld for j < size and zeros past it: 16 tokens at a time, each
+// converted by to_bf16_pairs, then transposed through a small tile (a pair at a time, the
+// conversion branch-free, was most of the gather's cost).
+inline void channel_pairs(const float* base, std::int64_t ld, const int* mem, int size, int dh,
+                          std::int64_t ldk, std::uint32_t* out) {
+  alignas(64) std::uint32_t tile[16][kMaxHeadDim / 2 + 16];
+  const int dp = dh / 2;
+  for (std::int64_t j0 = 0; j0 < ldk; j0 += 16) {
+    for (int jj = 0; jj < 16; ++jj) {
+      const std::int64_t j = j0 + jj;
+      to_bf16_pairs(j < size ? base + std::int64_t(mem[j]) * ld : kZeroRow, dh, tile[jj]);
+    }
+    for (int cp = 0; cp < dp; ++cp)
+      for (int jj = 0; jj < 16; ++jj) out[cp * ldk + j0 + jj] = tile[jj][cp];
+  }
+}
+
 inline __m512 dot_bf16(__m512 acc, std::uint32_t a_pair, __m512i b_pairs) {
   return _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi32(int(a_pair)), (__m512bh)b_pairs);
 }
@@ -173,11 +191,7 @@ inline void attention_forward_avx512bf16(const Windows& win, const Matrix<float>
       [=](const std::int64_t b) {
         const std::int64_t w = b / H, h = b % H;
         const int begin = offs[w], size = offs[w + 1] - offs[w];
-        std::uint32_t* kb = k2 + b * dp * ldk;
-        for (std::int64_t j = 0; j < ldk; ++j) {
-          const float* k = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + D + h * dh : kZeroRow;
-          for (int cp = 0; cp < dp; ++cp) kb[cp * ldk + j] = bf16_pair(k[2 * cp], k[2 * cp + 1]);
-        }
+        channel_pairs(qkv + D + h * dh, 3 * D, mem + begin, size, dh, ldk, k2 + b * dp * ldk);
         std::uint32_t* vb = v2 + b * npmax * dh;
         for (std::int64_t jp = 0; jp < npmax; ++jp) {
           const std::int64_t j = 2 * jp;
@@ -324,10 +338,7 @@ inline void attention_backward_avx512bf16(const Windows& win, const Matrix<float
         const std::int64_t w = b / H, h = b % H;
         const int begin = offs[w], size = offs[w + 1] - offs[w];
         std::uint32_t* vc = pairs + b * block_size;
-        for (std::int64_t j = 0; j < ldk; ++j) {
-          const float* v = j < size ? qkv + std::int64_t(mem[begin + j]) * 3 * D + 2 * D + h * dh : kZeroRow;
-          for (int cp = 0; cp < dp; ++cp) vc[cp * ldk + j] = bf16_pair(v[2 * cp], v[2 * cp + 1]);
-        }
+        channel_pairs(qkv + 2 * D + h * dh, 3 * D, mem + begin, size, dh, ldk, vc);
         // K (offset D), Q (offset 0) of qkv and dO, paired along tokens.
         const float* src[3] = {qkv + D + h * dh, qkv + h * dh, dO + h * dh};
         const std::int64_t ld[3] = {3 * D, 3 * D, D};
