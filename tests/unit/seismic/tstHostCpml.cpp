@@ -7,6 +7,8 @@
 #include <mantissa/core/LowPrecision.hpp>
 #include <seismic/detail/SolverKernels.hpp>
 
+#include "HostKernelCompare.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,8 +26,9 @@ using namespace mantissa::seismic;
 using Space = Kokkos::DefaultHostExecutionSpace;
 namespace sk = mantissa::seismic::detail;
 
-template <class T>
-using HostView = Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using test::bits_of;
+using test::copy_of;
+using test::HostView;
 template <class T>
 using Profile = Kokkos::View<T*, Kokkos::HostSpace>;
 
@@ -35,35 +38,6 @@ struct HostField {
   HostView<T> v;
   const HostView<T>& view() const { return v; }
 };
-
-template <class T>
-std::uint64_t bits_of(const T& v) {
-  std::uint64_t b = 0;
-  std::memcpy(&b, &v, sizeof(T));
-  return b;
-}
-
-template <class T>
-HostView<T> copy_of(const HostView<T>& v, const std::string& label) {
-  HostView<T> c(label, v.extent(0), v.extent(1), v.extent(2));
-  Kokkos::deep_copy(c, v);
-  return c;
-}
-
-template <class A, class B>
-long count_mismatches(const HostView<A>& x, const HostView<B>& y, const std::string& what) {
-  long bad = 0;
-  for (std::size_t k = 0; k < x.extent(0); ++k)
-    for (std::size_t j = 0; j < x.extent(1); ++j)
-      for (std::size_t i = 0; i < x.extent(2); ++i)
-        if (bits_of(x(k, j, i)) != bits_of(y(k, j, i))) {
-          if (bad < 3)
-            ADD_FAILURE() << what << " at (" << k << "," << j << "," << i << "): row kernel "
-                          << double(float(x(k, j, i))) << ", point kernel " << double(float(y(k, j, i)));
-          ++bad;
-        }
-  return bad;
-}
 
 // PML boxes as the solver builds them (Solver_impl.hpp): slabs in z, then y, then x, of
 // `cells` points on the faces named in pml[axis][side], the rest of the owned box between them.
@@ -92,22 +66,15 @@ std::vector<sk::Box> pml_boxes(int dim, const int n[3], int ghost, const bool pm
 // from the same random state; compares p_old, psi and zeta everywhere, ghosts included.
 template <class S, class C, int R>
 void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][2], int cells) {
-  using M = std::conditional_t<(sizeof(S) >= 4), S, float>;
   const int gz = dim == 3 ? ghost : 0;
   const int ex = nx + 2 * ghost, ey = ny + 2 * ghost, ez = (dim == 3 ? nz : 1) + 2 * gz;
-  HostView<S> p("p", ez, ey, ex), q1("q1", ez, ey, ex);
-  HostView<M> m("m", ez, ey, ex);
+  std::mt19937_64 rng(4321 + 97 * R + dim + 7 * nx);
+  const test::RandomFields<S> f(ez, ey, ex, rng);
+  const HostView<S>&p = f.p, &q1 = f.q;
+  const auto& m = f.m;
   std::array<HostField<C>, 3> psi1, zeta1, psi2, zeta2;
   std::array<Profile<C>, 3> pa, pb;
-  std::mt19937_64 rng(4321 + 97 * R + dim + 7 * nx);
-  std::uniform_real_distribution<double> u(-1.0, 1.0), c2(0.05, 0.3), prof(0.0, 1.0);
-  for (int k = 0; k < ez; ++k)
-    for (int j = 0; j < ey; ++j)
-      for (int i = 0; i < ex; ++i) {
-        p(k, j, i) = S(u(rng));
-        q1(k, j, i) = S(u(rng));
-        m(k, j, i) = M(c2(rng));
-      }
+  std::uniform_real_distribution<double> u(-1.0, 1.0), prof(0.0, 1.0);
   const int len[3] = {ex, ey, ez};
   for (int a = 0; a < 3; ++a) {
     psi1[a].v = HostView<C>("psi", ez, ey, ex);
@@ -145,10 +112,10 @@ void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][
   space.fence();
   const std::string where = "order " + std::to_string(2 * R) + ", " + std::to_string(dim) + "D " +
                             std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
-  long bad = count_mismatches(q1, q2, where + ", p_old");
+  long bad = test::count_mismatches(q1, q2, where + ", p_old");
   for (int a = 0; a < dim; ++a) {
-    bad += count_mismatches(psi1[a].v, psi2[a].v, where + ", psi_" + std::to_string(a));
-    bad += count_mismatches(zeta1[a].v, zeta2[a].v, where + ", zeta_" + std::to_string(a));
+    bad += test::count_mismatches(psi1[a].v, psi2[a].v, where + ", psi_" + std::to_string(a));
+    bad += test::count_mismatches(zeta1[a].v, zeta2[a].v, where + ", zeta_" + std::to_string(a));
   }
   EXPECT_EQ(bad, 0) << where;
   // The update did something: p_old changed at a point of the first box.
@@ -172,23 +139,6 @@ void compare_all() {
   compare_cpml<S, C, 1>(2, 7, 9, 1, 1, all, 2);
 }
 
-TEST(HostCpml, Fp64) {
-  compare_all<double, double>();
-}
-TEST(HostCpml, Fp64StorageFp32Compute) {
-  compare_all<double, float>();
-}
-TEST(HostCpml, Fp32StorageFp64Compute) {
-  compare_all<float, double>();
-}
-TEST(HostCpml, Fp32) {
-  compare_all<float, float>();
-}
-TEST(HostCpml, Bf16Storage) {
-  compare_all<bf16, float>();
-}
-TEST(HostCpml, Fp16Storage) {
-  compare_all<fp16, float>();
-}
+MANTISSA_TEST_EVERY_STORAGE_COMPUTE_PAIR(HostCpml)
 
 }  // namespace
