@@ -242,19 +242,18 @@ class WindowAttention {
         "mantissa::surrogates::WindowAttention::forward",
         Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * tiles),
         KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t t = idx % tiles, h = (idx / tiles) % H, w = idx / (tiles * H);
-          const int begin = offs(w), size = offs(w + 1) - offs(w);
-          const int first = int(t) * detail::kAttentionRows;
+          const auto a = detail::attention_tile(idx, tiles, H, offs.data());
+          const int h = a.head, size = a.size, first = a.first;
           if (first >= size) return;
-          const int* tok = &mem(begin);
-          const T* kt = &Kt((w * H + h) * dh * ldk);
-          T* p = &P((w * H + h) * wmax * wmax);
+          const int* tok = &mem(a.begin);
+          const T* kt = &Kt(a.block * dh * ldk);
+          T* p = &P(a.block * wmax * wmax);
           if (first + detail::kAttentionRows <= size)
             detail::attention_forward_tile<T, detail::kAttentionRows>(
-                qkv.data(), D, dh, int(h), tok, size, first, kt, ldk, p, wmax, scale, round16, o.data());
+                qkv.data(), D, dh, h, tok, size, first, kt, ldk, p, wmax, scale, round16, o.data());
           else
             for (int i = first; i < size; ++i)
-              detail::attention_forward_tile<T, 1>(qkv.data(), D, dh, int(h), tok, size, i, kt, ldk, p, wmax,
+              detail::attention_forward_tile<T, 1>(qkv.data(), D, dh, h, tok, size, i, kt, ldk, p, wmax,
                                                    scale, round16, o.data());
         });
   }
@@ -299,39 +298,37 @@ class WindowAttention {
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_rows", policy,
         KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t t = idx % tiles, h = (idx / tiles) % H, w = idx / (tiles * H);
-          const int begin = offs(w), size = offs(w + 1) - offs(w);
-          const int first = int(t) * detail::kAttentionRows;
+          const auto a = detail::attention_tile(idx, tiles, H, offs.data());
+          const int h = a.head, size = a.size, first = a.first;
           if (first >= size) return;
-          const int* tok = &mem(begin);
-          const T* vt = &Vt((w * H + h) * dh * ldk);
-          const std::int64_t base = (w * H + h) * wmax * wmax;
+          const int* tok = &mem(a.begin);
+          const T* vt = &Vt(a.block * dh * ldk);
+          const std::int64_t base = a.block * wmax * wmax;
           if (first + detail::kAttentionRows <= size)
             detail::attention_backward_row_tile<T, detail::kAttentionRows>(
-                qkv.data(), dO.data(), D, dh, int(h), tok, size, first, vt, ldk, &P(base), &dS(base), wmax,
-                scale, round16, g.data());
+                qkv.data(), dO.data(), D, dh, h, tok, size, first, vt, ldk, &P(base), &dS(base), wmax, scale,
+                round16, g.data());
           else
             for (int i = first; i < size; ++i)
-              detail::attention_backward_row_tile<T, 1>(qkv.data(), dO.data(), D, dh, int(h), tok, size, i,
-                                                        vt, ldk, &P(base), &dS(base), wmax, scale, round16,
+              detail::attention_backward_row_tile<T, 1>(qkv.data(), dO.data(), D, dh, h, tok, size, i, vt,
+                                                        ldk, &P(base), &dS(base), wmax, scale, round16,
                                                         g.data());
         });
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::backward_columns", policy,
         KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t t = idx % tiles, h = (idx / tiles) % H, w = idx / (tiles * H);
-          const int begin = offs(w), size = offs(w + 1) - offs(w);
-          const int first = int(t) * detail::kAttentionRows;
+          const auto a = detail::attention_tile(idx, tiles, H, offs.data());
+          const int h = a.head, size = a.size, first = a.first;
           if (first >= size) return;
-          const int* tok = &mem(begin);
-          const std::int64_t base = (w * H + h) * wmax * wmax;
+          const int* tok = &mem(a.begin);
+          const std::int64_t base = a.block * wmax * wmax;
           if (first + detail::kAttentionRows <= size)
             detail::attention_backward_column_tile<T, detail::kAttentionRows>(
-                qkv.data(), dO.data(), D, dh, int(h), tok, size, first, &P(base), &dS(base), wmax, scale,
+                qkv.data(), dO.data(), D, dh, h, tok, size, first, &P(base), &dS(base), wmax, scale,
                 g.data());
           else
             for (int j = first; j < size; ++j)
-              detail::attention_backward_column_tile<T, 1>(qkv.data(), dO.data(), D, dh, int(h), tok, size, j,
+              detail::attention_backward_column_tile<T, 1>(qkv.data(), dO.data(), D, dh, h, tok, size, j,
                                                            &P(base), &dS(base), wmax, scale, g.data());
         });
   }

@@ -203,23 +203,22 @@ inline void attention_forward_avx512bf16(const Windows& win, const Matrix<float>
       });
   constexpr int R = kAttentionRows;
   const std::int64_t tiles = (wmax + R - 1) / R;
-  Kokkos::parallel_for("mantissa::surrogates::WindowAttention::forward_avx512bf16",
-                       Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
-                         const std::int64_t t = idx % tiles, b = idx / tiles, w = b / H, h = b % H;
-                         const int begin = offs[w], size = offs[w + 1] - offs[w];
-                         const int first = int(t) * R;
-                         if (first >= size) return;
-                         const std::uint32_t* kb = k2 + b * dp * ldk;
-                         const std::uint32_t* vb = v2 + b * npmax * dh;
-                         float* pb = P + b * wmax * wmax;
-                         if (first + R <= size)
-                           attention_tile_bf16<R>(qkv, D, dh, int(h), mem + begin, size, first, kb, ldk, vb,
-                                                  pb, wmax, scale, out);
-                         else
-                           for (int i = first; i < size; ++i)
-                             attention_tile_bf16<1>(qkv, D, dh, int(h), mem + begin, size, i, kb, ldk, vb, pb,
-                                                    wmax, scale, out);
-                       });
+  Kokkos::parallel_for(
+      "mantissa::surrogates::WindowAttention::forward_avx512bf16",
+      Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
+        const auto a = attention_tile(idx, tiles, H, offs);
+        const std::int64_t b = a.block;
+        const int h = a.head, begin = a.begin, size = a.size, first = a.first;
+        if (first >= size) return;
+        const std::uint32_t* kb = k2 + b * dp * ldk;
+        const std::uint32_t* vb = v2 + b * npmax * dh;
+        float* pb = P + b * wmax * wmax;
+        if (first + R <= size)
+          attention_tile_bf16<R>(qkv, D, dh, h, mem + begin, size, first, kb, ldk, vb, pb, wmax, scale, out);
+        else
+          for (int i = first; i < size; ++i)
+            attention_tile_bf16<1>(qkv, D, dh, h, mem + begin, size, i, kb, ldk, vb, pb, wmax, scale, out);
+      });
 }
 
 // o_r[c] = factor * sum over token pairs of w_r . x for c < dh (a multiple of 16).
@@ -356,39 +355,39 @@ inline void attention_backward_avx512bf16(const Windows& win, const Matrix<float
   const std::int64_t tiles = (wmax + R - 1) / R;
   Kokkos::parallel_for("mantissa::surrogates::WindowAttention::backward_rows_avx512bf16",
                        Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
-                         const std::int64_t t = idx % tiles, b = idx / tiles, w = b / H, h = b % H;
-                         const int begin = offs[w], size = offs[w + 1] - offs[w];
-                         const int first = int(t) * R;
+                         const auto a = attention_tile(idx, tiles, H, offs);
+                         const std::int64_t b = a.block;
+                         const int h = a.head, begin = a.begin, size = a.size, first = a.first;
                          if (first >= size) return;
                          const std::uint32_t* vc = pairs + b * block_size;
                          const std::uint32_t* kt = vc + vc_size;
                          const float* pb = P + b * wmax * wmax;
                          float* sb = dS + b * wmax * wmax;
                          if (first + R <= size)
-                           attention_backward_rows_bf16<R>(dO, D, dh, int(h), mem + begin, size, first, vc,
-                                                           ldk, kt, pb, sb, wmax, scale, dqkv);
+                           attention_backward_rows_bf16<R>(dO, D, dh, h, mem + begin, size, first, vc, ldk,
+                                                           kt, pb, sb, wmax, scale, dqkv);
                          else
                            for (int i = first; i < size; ++i)
-                             attention_backward_rows_bf16<1>(dO, D, dh, int(h), mem + begin, size, i, vc, ldk,
-                                                             kt, pb, sb, wmax, scale, dqkv);
+                             attention_backward_rows_bf16<1>(dO, D, dh, h, mem + begin, size, i, vc, ldk, kt,
+                                                             pb, sb, wmax, scale, dqkv);
                        });
   Kokkos::parallel_for("mantissa::surrogates::WindowAttention::backward_columns_avx512bf16",
                        Kokkos::RangePolicy<Host>(0, blocks * tiles), [=](const std::int64_t idx) {
-                         const std::int64_t t = idx % tiles, b = idx / tiles, w = b / H, h = b % H;
-                         const int begin = offs[w], size = offs[w + 1] - offs[w];
-                         const int first = int(t) * R;
+                         const auto a = attention_tile(idx, tiles, H, offs);
+                         const std::int64_t b = a.block;
+                         const int h = a.head, begin = a.begin, size = a.size, first = a.first;
                          if (first >= size) return;
                          const std::uint32_t* qt = pairs + b * block_size + vc_size + tok_size;
                          const std::uint32_t* dot2 = qt + tok_size;
                          const float* pb = P + b * wmax * wmax;
                          const float* sb = dS + b * wmax * wmax;
                          if (first + R <= size)
-                           attention_backward_columns_bf16<R>(D, dh, int(h), mem + begin, size, first, qt,
-                                                              dot2, pb, sb, wmax, scale, dqkv);
+                           attention_backward_columns_bf16<R>(D, dh, h, mem + begin, size, first, qt, dot2,
+                                                              pb, sb, wmax, scale, dqkv);
                          else
                            for (int j = first; j < size; ++j)
-                             attention_backward_columns_bf16<1>(D, dh, int(h), mem + begin, size, j, qt, dot2,
-                                                                pb, sb, wmax, scale, dqkv);
+                             attention_backward_columns_bf16<1>(D, dh, h, mem + begin, size, j, qt, dot2, pb,
+                                                                sb, wmax, scale, dqkv);
                        });
 }
 

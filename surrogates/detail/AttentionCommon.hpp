@@ -31,6 +31,25 @@ template <>
 KOKKOS_INLINE_FUNCTION float softmax_exp<float>(float x) {
   return exp_nonpositive(x);
 }
+// Work item `idx` of a launch over (window, head, tile of kAttentionRows rows), tiles fastest:
+// block = window * heads + head, the window's tokens [begin, begin + size) of its member list, and
+// the tile's first row (first >= size: an empty tile of a smaller window, nothing to do).
+struct AttentionTile {
+  std::int64_t block;
+  int head, begin, size, first;
+};
+KOKKOS_INLINE_FUNCTION AttentionTile attention_tile(std::int64_t idx, std::int64_t tiles, int heads,
+                                                    const int* offsets) {
+  AttentionTile a;
+  a.block = idx / tiles;
+  a.head = int(a.block % heads);
+  const std::int64_t w = a.block / heads;
+  a.begin = offsets[w];
+  a.size = offsets[w + 1] - offsets[w];
+  a.first = int(idx % tiles) * kAttentionRows;
+  return a;
+}
+
 // Rounds a row to bf16 (round16 = 1) or fp16 (2) values; 0 leaves it.
 template <class T>
 KOKKOS_INLINE_FUNCTION void round_row(T* KOKKOS_RESTRICT x, int size, int round16) {
