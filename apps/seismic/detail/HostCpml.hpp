@@ -259,6 +259,28 @@ void for_each_row_block(const char* label, const ExecSpace& space, const Box& bo
   });
 }
 
+// The three axes' memory fields (psi or zeta) as base pointers (the third null in 2D) with their
+// plane and row strides, and the three axes' profiles a, b as pointers: what both updates take
+// from their arguments.
+template <class C, int Dim>
+struct AxisFields {
+  C* f[3];
+  long sz, sy;
+  template <class MemField>
+  explicit AxisFields(const std::array<MemField, 3>& m)
+      : f{m[0].view().data(), m[1].view().data(), Dim == 3 ? m[2].view().data() : nullptr},
+        sz(long(m[0].view().stride(0))),
+        sy(long(m[0].view().stride(1))) {}
+};
+template <class C>
+struct AxisProfiles {
+  const C* a[3];
+  const C* b[3];
+  template <class Profile>
+  AxisProfiles(const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb)
+      : a{pa[0].data(), pa[1].data(), pa[2].data()}, b{pb[0].data(), pb[1].data(), pb[2].data()} {}
+};
+
 template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
@@ -267,27 +289,20 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
   static_assert(is_host_space<ExecSpace>(), "host::pml_memory_update runs on host back-ends only");
   const S* const pp = p.data();
   const long sz = long(p.stride(0)), sy = long(p.stride(1));
-  C* const s0 = psi[0].view().data();
-  C* const s1 = psi[1].view().data();
-  C* const s2 = Dim == 3 ? psi[2].view().data() : nullptr;
-  const long msz = long(psi[0].view().stride(0)), msy = long(psi[0].view().stride(1));
-  const C* const a0 = pa[0].data();
-  const C* const b0 = pb[0].data();
-  const C* const a1 = pa[1].data();
-  const C* const b1 = pb[1].data();
-  const C* const a2 = pa[2].data();
-  const C* const b2 = pb[2].data();
+  const AxisFields<C, Dim> ps(psi);
+  const AxisProfiles<C> pr(pa, pb);
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
   for_each_row_block("mantissa::seismic::Solver::step::pml_memory", space, box,
                      [=](const int k, const int j0, const int j1) {
                        thread_local CpmlScratch<C> scratch;
                        scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
-                       const C ca2 = Dim == 3 ? a2[k] : C(0), cb2 = Dim == 3 ? b2[k] : C(0);
+                       const C ca2 = Dim == 3 ? pr.a[2][k] : C(0), cb2 = Dim == 3 ? pr.b[2][k] : C(0);
                        for (int j = j0; j < j1; ++j) {
-                         const long x = k * sz + j * sy + x0, mx = k * msz + j * msy + x0;
+                         const long x = k * sz + j * sy + x0, mx = k * ps.sz + j * ps.sy + x0;
                          const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
-                         memory_row<R, Dim>(rows, s0 + mx, s1 + mx, Dim == 3 ? s2 + mx : nullptr, a0 + x0,
-                                            b0 + x0, a1[j], b1[j], ca2, cb2, nx, w);
+                         memory_row<R, Dim>(rows, ps.f[0] + mx, ps.f[1] + mx,
+                                            Dim == 3 ? ps.f[2] + mx : nullptr, pr.a[0] + x0, pr.b[0] + x0,
+                                            pr.a[1][j], pr.b[1][j], ca2, cb2, nx, w);
                        }
                      });
 }
@@ -304,35 +319,24 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PV
   S* const qp = q.data();
   const M* const mp = m.data();
   const long sz = long(p.stride(0)), sy = long(p.stride(1));
-  C* const s0 = psi[0].view().data();
-  C* const s1 = psi[1].view().data();
-  C* const s2 = Dim == 3 ? psi[2].view().data() : nullptr;
-  C* const z0 = zeta[0].view().data();
-  C* const z1 = zeta[1].view().data();
-  C* const z2 = Dim == 3 ? zeta[2].view().data() : nullptr;
-  const long msz = long(psi[0].view().stride(0)), msy = long(psi[0].view().stride(1));
-  const C* const a0 = pa[0].data();
-  const C* const b0 = pb[0].data();
-  const C* const a1 = pa[1].data();
-  const C* const b1 = pb[1].data();
-  const C* const a2 = pa[2].data();
-  const C* const b2 = pb[2].data();
+  const AxisFields<C, Dim> ps(psi), zs(zeta);
+  const AxisProfiles<C> pr(pa, pb);
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
-  for_each_row_block("mantissa::seismic::Solver::step::pml", space, box,
-                     [=](const int k, const int j0, const int j1) {
-                       thread_local CpmlScratch<C> scratch;
-                       scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
-                       const C ca2 = Dim == 3 ? a2[k] : C(0), cb2 = Dim == 3 ? b2[k] : C(0);
-                       const long psi_stride[3] = {1, msy, msz};
-                       for (int j = j0; j < j1; ++j) {
-                         const long x = k * sz + j * sy + x0, mx = k * msz + j * msy + x0;
-                         const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
-                         C* const psi_row[3] = {s0 + mx, s1 + mx, Dim == 3 ? s2 + mx : nullptr};
-                         C* const zeta_row[3] = {z0 + mx, z1 + mx, Dim == 3 ? z2 + mx : nullptr};
-                         update_cpml_row<R, Dim>(rows, psi_row, psi_stride, zeta_row, a0 + x0, b0 + x0, a1[j],
-                                                 b1[j], ca2, cb2, qp + x, mp + x, nx, w, scratch);
-                       }
-                     });
+  for_each_row_block(
+      "mantissa::seismic::Solver::step::pml", space, box, [=](const int k, const int j0, const int j1) {
+        thread_local CpmlScratch<C> scratch;
+        scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
+        const C ca2 = Dim == 3 ? pr.a[2][k] : C(0), cb2 = Dim == 3 ? pr.b[2][k] : C(0);
+        const long psi_stride[3] = {1, ps.sy, ps.sz};
+        for (int j = j0; j < j1; ++j) {
+          const long x = k * sz + j * sy + x0, mx = k * ps.sz + j * ps.sy + x0;
+          const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
+          C* const psi_row[3] = {ps.f[0] + mx, ps.f[1] + mx, Dim == 3 ? ps.f[2] + mx : nullptr};
+          C* const zeta_row[3] = {zs.f[0] + mx, zs.f[1] + mx, Dim == 3 ? zs.f[2] + mx : nullptr};
+          update_cpml_row<R, Dim>(rows, psi_row, psi_stride, zeta_row, pr.a[0] + x0, pr.b[0] + x0, pr.a[1][j],
+                                  pr.b[1][j], ca2, cb2, qp + x, mp + x, nx, w, scratch);
+        }
+      });
 }
 
 }  // namespace mantissa::seismic::detail::host
