@@ -18,7 +18,9 @@
 #include <seismic/detail/SolverKernels.hpp>
 
 #include <mpi.h>
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -65,8 +67,18 @@ Stamp now() {
   return {clock_type::now(), use_cpu_time() ? process_cpu_seconds() : 0.0};
 }
 
+// The threads the plain-OpenMP loops run on: 1 where the build has no OpenMP (a CUDA or HIP
+// build with a Serial host space links no OpenMP runtime; its pragmas are then ignored).
+int host_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 double seconds_since(const Stamp& t0) {
-  if (use_cpu_time()) return (process_cpu_seconds() - t0.cpu) / omp_get_max_threads();
+  if (use_cpu_time()) return (process_cpu_seconds() - t0.cpu) / host_threads();
   return std::chrono::duration<double>(clock_type::now() - t0.wall).count();
 }
 

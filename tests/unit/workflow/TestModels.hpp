@@ -65,14 +65,15 @@ class TestWave final : public PhysicsModel {
     const double cy = g.origin[1] + 0.5 * double(g.n[1] - 1) * g.spacing[1];
     const double w = 4.0 * g.spacing[0];
     const double ox = g.origin[0], oy = g.origin[1], hx = g.spacing[0], hy = g.spacing[1];
-    const auto off = m_p.offset();
-    const auto gh = m_p.ghosts();
+    // Plain integers, not the std::arrays: std::array::operator[] is a constexpr host function,
+    // which nvcc warns about (#20013-D) when a device lambda calls it.
+    const std::int64_t sx = m_p.offset()[0] - m_p.ghosts()[0], sy = m_p.offset()[1] - m_p.ghosts()[1];
     auto p = m_p.view();
     auto pp = m_pp.view();
     Kokkos::parallel_for(
         "mantissa::test::TestWave::initialize", m_p.owned_policy(),
         KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-          const double x = ox + double(i - gh[0] + off[0]) * hx, y = oy + double(j - gh[1] + off[1]) * hy;
+          const double x = ox + double(i + sx) * hx, y = oy + double(j + sy) * hy;
           const double r2 = ((x - cx) * (x - cx) + (y - cy) * (y - cy)) / (w * w);
           p(k, j, i) = T(math::exp(-r2));
           pp(k, j, i) = p(k, j, i);
