@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@
 namespace mantissa::app {
 
 namespace {
+
+bool g_default_binding_applied = false;
+
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string(fallback);
+}
 
 std::string yes_no(bool b) {
   return b ? "yes" : "no";
@@ -66,6 +74,13 @@ std::string mpi_library() {
 
 }  // namespace
 
+bool apply_default_openmp_binding() {
+  if (std::getenv("OMP_PROC_BIND") == nullptr && std::getenv("OMP_PLACES") == nullptr) {
+    g_default_binding_applied = setenv("OMP_PROC_BIND", "false", 0) == 0;
+  }
+  return g_default_binding_applied;
+}
+
 void print_info(std::ostream& os, bool verbose) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -81,6 +96,15 @@ void print_info(std::ostream& os, bool verbose) {
                     concurrency<Kokkos::DefaultExecutionSpace>());
   os << fmt::format("  host space:         {} (concurrency {})\n", Kokkos::DefaultHostExecutionSpace::name(),
                     concurrency<Kokkos::DefaultHostExecutionSpace>());
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+  os << fmt::format("  OpenMP binding:     OMP_PROC_BIND={} OMP_PLACES={}{}\n", env_or("OMP_PROC_BIND", "(unset)"),
+                    env_or("OMP_PLACES", "(unset)"),
+                    g_default_binding_applied
+                        ? " (mantissa's default: threads are not pinned; with ranks bound to their own "
+                          "cores, OMP_PROC_BIND=spread OMP_PLACES=threads pins them)"
+                        : "");
+#endif
 
   int mpi_major = 0, mpi_minor = 0;
   MPI_Get_version(&mpi_major, &mpi_minor);

@@ -3,7 +3,10 @@
 //   mantissa check DECK [key=value ...] [--resolved]
 //   mantissa info [--verbose]
 //   mantissa deck-doc
-// User errors print "mantissa: error: <message>" once and every rank exits 1.
+//   mantissa --help | SUB --help | --version | --kokkos-help
+// User errors print "mantissa: error: <message>" once and every rank exits 1. --help and
+// --version print mantissa's text only and exit 0. Arguments starting with --kokkos- go to
+// Kokkos; Kokkos is initialised only for the subcommands that use it (run, info).
 #include "Info.hpp"
 #include "Run.hpp"
 #include "Schema.hpp"
@@ -19,7 +22,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,6 +118,32 @@ int settle(bool failed, const std::string& message, int rc) {
   return worst;
 }
 
+// The command line split in two: Kokkos' own arguments (--kokkos-*, e.g.
+// --kokkos-num-threads=4) and mantissa's. CLI11 would reject the former, and Kokkos must not
+// see the latter: Kokkos 3.4 and 4.x also act on unprefixed --help and print their banner.
+struct SplitArgs {
+  std::vector<char*> app;     // argv[0] and mantissa's arguments, for CLI11
+  std::vector<char*> kokkos;  // argv[0] and the --kokkos-* arguments, for Kokkos::initialize
+  bool kokkos_help = false;   // --kokkos-help: print Kokkos' own option list
+};
+
+SplitArgs split_args(int argc, char** argv) {
+  SplitArgs s;
+  s.app.push_back(argv[0]);
+  s.kokkos.push_back(argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--kokkos-help") {
+      s.kokkos_help = true;
+    } else if (a.rfind("--kokkos-", 0) == 0) {
+      s.kokkos.push_back(argv[i]);
+    } else {
+      s.app.push_back(argv[i]);
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,11 +151,22 @@ int main(int argc, char** argv) {
   const int rank = world_rank();
   int rc = 0;
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    SplitArgs args = split_args(argc, argv);
     CLI::App app{"mantissa: FP64 physics, lower precisions and transformer surrogates, side by side"};
     app.require_subcommand(1);
     app.set_version_flag("--version",
                          std::string(MANTISSA_VERSION_STRING) + " (git " + MANTISSA_GIT_HASH + ")");
+    app.footer(
+        "Arguments starting with --kokkos- (e.g. --kokkos-num-threads=N) go to Kokkos;\n"
+        "`mantissa --kokkos-help` lists those this build's Kokkos knows.\n"
+        "`mantissa SUBCOMMAND --help` describes one subcommand.");
+    // Usage errors in the project's form, with the remedy.
+    app.failure_message([](const CLI::App* failed_app, const CLI::Error& e) {
+      std::string where;  // the subcommand being parsed, if any
+      for (const CLI::App* sub : failed_app->get_subcommands()) where = " " + sub->get_name();
+      return fmt::format("mantissa: error: {}\nRun `mantissa{} --help` for the usage{}.\n", e.what(), where,
+                         where.empty() ? " and the subcommands (run, check, info, deck-doc)" : "");
+    });
 
     mantissa::app::RunOptions run_opts;
     auto* run = app.add_subcommand(
@@ -133,6 +175,8 @@ int main(int argc, char** argv) {
     run->add_option("overrides", run_opts.overrides, "key.path=value overrides, e.g. mesh.n=[128,128]");
     run->add_flag("--resume", run_opts.resume, "continue from the newest checkpoint in the run directory");
     run->add_flag("--overwrite", run_opts.overwrite, "replace an existing run directory");
+    run->footer("Exit status: 0 done, 1 error, 75 stopped by SIGTERM/SIGUSR1 with a checkpoint "
+                "(run again with --resume).");
 
     std::string check_deck;
     std::vector<std::string> check_overrides;
@@ -150,24 +194,41 @@ int main(int argc, char** argv) {
     auto* doc =
         app.add_subcommand("deck-doc", "Print the deck reference (Markdown) generated from the schema");
 
+    std::string help_flag = "--kokkos-help";
+    std::optional<Kokkos::ScopeGuard> kokkos;  // finalised after settle(), as MPI is after it
     bool failed = false;
+    bool parsed = false;
     std::string message;
     try {
-      try {
-        app.parse(argc, argv);
-      } catch (const CLI::ParseError& e) {
-        // The same on every rank: rank 0 prints usage or the parse error.
-        rc = rank == 0 ? app.exit(e) : e.get_exit_code();
+      // `mantissa --kokkos-help` alone needs no subcommand.
+      if (!(args.kokkos_help && args.app.size() == 1)) {
+        try {
+          app.parse(static_cast<int>(args.app.size()), args.app.data());
+          parsed = true;
+        } catch (const CLI::ParseError& e) {
+          // The same on every rank: rank 0 prints usage, help, version or the parse error;
+          // --help and --version exit 0 and run nothing.
+          rc = rank == 0 ? app.exit(e) : e.get_exit_code();
+        }
       }
-      if (rc == 0 && *run) {
+      // Kokkos only where it is used: help, version, check and deck-doc start no back-end
+      // (and so print none of its start-up messages).
+      if (rc == 0 && (args.kokkos_help || (parsed && (*run || *info)))) {
+        mantissa::app::apply_default_openmp_binding();
+        if (args.kokkos_help && rank == 0) args.kokkos.push_back(help_flag.data());
+        int kargc = static_cast<int>(args.kokkos.size());
+        args.kokkos.push_back(nullptr);
+        kokkos.emplace(kargc, args.kokkos.data());
+      }
+      if (rc == 0 && parsed && *run) {
         const mantissa::Deck deck =
             mantissa::Deck::from_file(run_opts.deck_path, mantissa::app::full_schema(), run_opts.overrides);
         rc = mantissa::app::run_command(deck, run_opts);
-      } else if (rc == 0 && *check) {
+      } else if (rc == 0 && parsed && *check) {
         rc = check_command(check_deck, check_overrides, check_resolved);
-      } else if (rc == 0 && *info) {
+      } else if (rc == 0 && parsed && *info) {
         mantissa::app::print_info(std::cout, info_verbose);
-      } else if (rc == 0 && *doc) {
+      } else if (rc == 0 && parsed && *doc) {
         if (rank == 0) std::cout << mantissa::app::full_schema().to_markdown() << std::flush;
       }
     } catch (const mantissa::Error& e) {
