@@ -12,12 +12,15 @@ find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)
 
-# HDF5's FindHDF5 gives variables, not a target on every CMake: wrap them in one.
+# One name for HDF5 in our targets. It links FindHDF5's imported target HDF5::HDF5 (CMake 3.19+,
+# whether HDF5 was found through its compiler wrapper or its own CMake package), so the exported
+# package names HDF5::HDF5, which MantissaConfig.cmake re-finds, instead of library file paths.
 if(NOT TARGET mantissa_hdf5)
+  if(NOT TARGET HDF5::HDF5)
+    message(FATAL_ERROR "FindHDF5 made no HDF5::HDF5 target (CMake ${CMAKE_VERSION}); mantissa needs CMake 3.20+")
+  endif()
   add_library(mantissa_hdf5 INTERFACE)
-  target_include_directories(mantissa_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
-  target_link_libraries(mantissa_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
-  target_compile_definitions(mantissa_hdf5 INTERFACE ${HDF5_DEFINITIONS} ${HDF5_C_DEFINITIONS})
+  target_link_libraries(mantissa_hdf5 INTERFACE HDF5::HDF5)
   install(TARGETS mantissa_hdf5 EXPORT MantissaTargets)
 endif()
 

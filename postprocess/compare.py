@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """compare.py RUN_A RUN_B ... [-o OUT_DIR]: the same campaign on different machines, side by side.
 
 Prints a Markdown table (time per step, speed-up against each run's own reference, final error)

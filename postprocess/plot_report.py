@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """plot_report.py RUN_DIR [-o OUT_DIR]: PNG figures of a mantissa campaign report.
 
   error_vs_time.png   relative L2 error against the reference over time, per variant
