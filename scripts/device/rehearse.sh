@@ -31,6 +31,7 @@ fi
 # The working tree as the device tool carries it: tracked + untracked non-ignored + device-bundle.
 rm -rf "$root/work/repo" "$root/out" "$root/tmp/mantissa-device"
 mkdir -p "$root/work/repo" "$root/out" "$out"
+rm -rf "${out:?}"/*  # no result of an earlier rehearsal may be mistaken for this one's
 (cd "$here" && { git ls-files -co --exclude-standard; find device-bundle -type f; } | sort -u |
   while IFS= read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar --null -T - -cf -) | tar -C "$root/work/repo" -xf -
 {
@@ -46,7 +47,7 @@ mkdir -p "$root/work/repo" "$root/out" "$out"
 } >"$out/proof.txt"
 cat "$out/proof.txt" >&2
 pass_env=(PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 OUT=/out)
-for v in JOBS BUDGET_S STEPS THREADS RANKS; do [ -n "${!v:-}" ] && pass_env+=("$v=${!v}"); done
+for v in JOBS BUDGET_S STEPS THREADS RANKS TIME_SCALE MAIN_TARGETS; do [ -n "${!v:-}" ] && pass_env+=("$v=${!v}"); done
 t0=$SECONDS
 rc=0
 unshare -m bash -c "mount -t proc proc '$root/proc' && mount --rbind /dev '$root/dev' && mount --rbind /sys '$root/sys' &&

@@ -22,7 +22,8 @@
 #
 # Environment: OUT, BUNDLE (default <repo>/device-bundle), BUILD_ROOT (default
 # /tmp/mantissa-device; a second run on a warm node reuses its builds), JOBS (default nproc),
-# BUDGET_S (default 560: whole-run limit; steps are clipped to what is left), STEPS (a
+# BUDGET_S (default 560: whole-run limit; steps are clipped to what is left), TIME_SCALE
+# (default 1: multiplies every step's limit, for slower machines), STEPS (a
 # space-separated subset to run, default all), RANKS (MPI test rank counts, default "1 2").
 set -uo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -43,6 +44,8 @@ broot="${BUILD_ROOT:-/tmp/mantissa-device}"
 jobs="${JOBS:-$(nproc)}"
 budget="${BUDGET_S:-560}"
 ranks="${RANKS:-1 2}"
+# Step limits are for a 16-core node; TIME_SCALE multiplies them (the 2-core rehearsal: ~10).
+time_scale="${TIME_SCALE:-1}"
 mkdir -p "$out" "$broot"
 out="$(cd "$out" && pwd)"
 summary="$out/summary.txt"
@@ -75,6 +78,7 @@ step() {
     printf '%s\tskipped\t-\t0\t%s\t0\n' "$name" "$max" >>"$out/steps.tsv"
     return 1
   fi
+  max=$((max * time_scale))
   [ "$max" -gt "$l" ] && max="$l"
   local t0=$SECONDS rc verdict cpu
   # bash's `time`: the step's CPU seconds (user + system of all its processes) beside the wall.
@@ -194,7 +198,7 @@ preflight() {
   (cd "$broot" && "$mpirun_bin" --oversubscribe --bind-to none -np 1 "$exe" "$broot/preflight1.h5")
   (cd "$broot" && "$mpirun_bin" --oversubscribe --bind-to none -np 2 "$exe" "$broot/preflight2.h5")
 }
-step preflight 150 preflight
+step preflight 90 preflight
 
 # ---- Kokkos, Kokkos Kernels -----------------------------------------------------------------
 kokkos_args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$kprefix" -DCMAKE_CXX_STANDARD=17
@@ -262,7 +266,7 @@ configure_mantissa() {
 }
 step mantissa-configure 90 configure_mantissa
 
-main_targets="mantissa mantissa_device_check mantissa_bench_seismic bench_surrogate mantissa_unit_surrogates_gemm_vendor"
+main_targets="${MAIN_TARGETS:-mantissa mantissa_device_check mantissa_bench_seismic bench_surrogate mantissa_unit_surrogates_gemm_vendor}"
 step build-main 300 "$ninja_bin" -C "$mb" -j "$jobs" -k 0 $main_targets
 step build-tests 240 "$ninja_bin" -C "$mb" -j "$jobs" -k 0
 
