@@ -23,6 +23,41 @@ std::array<std::int64_t, 2> Decomposition::split(std::int64_t n, int parts, int 
 
 Decomposition::Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3> dims)
     : m_grid(grid) {
+  setup(comm, dims);
+}
+
+Decomposition::Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3> dims,
+                             const std::array<std::vector<std::int64_t>, 3>& starts)
+    : m_grid(grid) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  if (dims[0] * dims[1] * dims[2] != size || dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
+    throw Error("decomposition: an explicit partition needs a full process grid for " +
+                std::to_string(size) + " ranks, got " + std::to_string(dims[0]) + "x" +
+                std::to_string(dims[1]) + "x" + std::to_string(dims[2]));
+  for (int a = 0; a < 3; ++a) {
+    const auto& s = starts[a];
+    if (s.size() != std::size_t(dims[a]) + 1 || s.front() != 0 || s.back() != grid.n[a])
+      throw Error("decomposition: partition of axis " + std::to_string(a) + " must have " +
+                  std::to_string(dims[a] + 1) + " boundaries from 0 to " + std::to_string(grid.n[a]));
+    for (std::size_t p = 0; p + 1 < s.size(); ++p)
+      if (s[p + 1] <= s[p])
+        throw Error("decomposition: partition of axis " + std::to_string(a) + " leaves part " +
+                    std::to_string(p) + " without points; every rank needs at least one");
+  }
+  m_starts = starts;
+  setup(comm, dims);
+}
+
+std::vector<std::int64_t> Decomposition::starts(int axis) const {
+  if (!m_starts[axis].empty()) return m_starts[axis];
+  std::vector<std::int64_t> s(std::size_t(m_dims[axis]) + 1);
+  for (int p = 0; p < m_dims[axis]; ++p) s[std::size_t(p)] = split(m_grid.n[axis], m_dims[axis], p)[0];
+  s.back() = m_grid.n[axis];
+  return s;
+}
+
+void Decomposition::setup(MPI_Comm comm, std::array<int, 3> dims) {
   m_grid.validate();
   int size = 1;
   MPI_Comm_size(comm, &size);
@@ -90,13 +125,16 @@ int Decomposition::neighbor(int dx, int dy, int dz) const {
 
 std::array<std::int64_t, 3> Decomposition::offset_of(const std::array<int, 3>& c) const {
   std::array<std::int64_t, 3> o{};
-  for (int a = 0; a < 3; ++a) o[a] = split(m_grid.n[a], m_dims[a], c[a])[0];
+  for (int a = 0; a < 3; ++a)
+    o[a] = m_starts[a].empty() ? split(m_grid.n[a], m_dims[a], c[a])[0] : m_starts[a][std::size_t(c[a])];
   return o;
 }
 
 std::array<std::int64_t, 3> Decomposition::extent_of(const std::array<int, 3>& c) const {
   std::array<std::int64_t, 3> e{};
-  for (int a = 0; a < 3; ++a) e[a] = split(m_grid.n[a], m_dims[a], c[a])[1];
+  for (int a = 0; a < 3; ++a)
+    e[a] = m_starts[a].empty() ? split(m_grid.n[a], m_dims[a], c[a])[1]
+                               : m_starts[a][std::size_t(c[a]) + 1] - m_starts[a][std::size_t(c[a])];
   return e;
 }
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace mantissa {
 
@@ -14,6 +15,11 @@ class Decomposition {
  public:
   // dims: process grid; 0 entries are chosen by MPI_Dims_create. For a 2D grid dims[2] is 1.
   Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3> dims = {0, 0, 0});
+  // An explicit partition (multigrid's coarse levels follow the fine level's split instead of
+  // split()): dims must fill the communicator, starts[a] holds dims[a] + 1 increasing global
+  // indices from 0 to grid.n[a], and every rank must own at least one point per axis.
+  Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3> dims,
+                const std::array<std::vector<std::int64_t>, 3>& starts);
   ~Decomposition();
   Decomposition(const Decomposition&) = delete;
   Decomposition& operator=(const Decomposition&) = delete;
@@ -37,6 +43,9 @@ class Decomposition {
   bool at_low_boundary(int axis) const { return m_coords[axis] == 0; }
   bool at_high_boundary(int axis) const { return m_coords[axis] == m_dims[axis] - 1; }
 
+  // The partition boundaries along an axis (dims[a] + 1 entries, first 0, last n[a]).
+  std::vector<std::int64_t> starts(int axis) const;
+
   // The uneven split: {first, count} of part p of n points over `parts`.
   static std::array<std::int64_t, 2> split(std::int64_t n, int parts, int p);
   // Owned range of any rank by its Cartesian coordinates.
@@ -50,6 +59,9 @@ class Decomposition {
   std::array<int, 3> m_dims{1, 1, 1}, m_coords{0, 0, 0};
   std::array<std::int64_t, 3> m_offset{0, 0, 0}, m_extent{1, 1, 1};
   std::array<int, 27> m_neighbors{};
+  std::array<std::vector<std::int64_t>, 3> m_starts;  // empty: split()
+
+  void setup(MPI_Comm comm, std::array<int, 3> dims);
 };
 
 }  // namespace mantissa

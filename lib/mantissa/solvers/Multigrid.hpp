@@ -1,0 +1,124 @@
+#pragma once
+// Geometric multigrid for the cell-centred 7-point (3D) / 5-point (2D) Poisson operator on a
+// Decomposition, each level stored in its own precision (fp64, fp32, bf16, fp16; the 16-bit
+// ones compute in fp32), chosen at run time. Used as the preconditioner of PoissonSolver.
+//
+// Hierarchy: coarse cell I covers fine cells 2I, 2I+1 on every axis (an odd axis gives the
+// last coarse cell one child); coarse levels keep the fine level's process grid with the
+// partition ceil(start / 2), so transfers never cross more than the two-layer halo. When a
+// distributed level has at most agglomerate_cells cells, or the next one would leave a rank
+// with fewer than two cells along an axis, it is gathered onto every rank and the levels
+// below are solved redundantly (same bits on every rank, no messages). The coarsest level
+// (at most 2-3 cells per axis for most sizes) is solved exactly by dense Cholesky.
+//
+// Rank-count invariance: smoothing (Jacobi, Chebyshev, red-black Gauss-Seidel coloured by
+// the global index), residual and transfers are point-wise, and the gathered levels see the
+// same data at every rank count, so one cycle gives the same bits at 1, 2, 3 or 4 ranks.
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/LowPrecision.hpp>
+#include <mantissa/mesh/Field.hpp>
+#include <mantissa/mesh/HaloExchange.hpp>
+#include <mantissa/mesh/Location.hpp>
+#include <mantissa/solvers/Options.hpp>
+#include <mantissa/solvers/detail/PoissonKernels.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace mantissa::solvers {
+
+template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+class Multigrid {
+ public:
+  using memory_space = MemorySpace;
+  using execution_space = typename MemorySpace::execution_space;
+  static constexpr int ghost_width = 2;
+
+  template <class T>
+  struct LevelData {
+    Field<T, MemorySpace> x, x2, f, r;
+    std::shared_ptr<HaloExchange<T, MemorySpace>> faces, full;
+  };
+  using AnyData = std::variant<LevelData<double>, LevelData<float>, LevelData<bf16>, LevelData<fp16>>;
+
+  struct Level {
+    Grid grid;
+    const Decomposition* decomp = nullptr;
+    std::unique_ptr<Decomposition> owned_decomp;
+    bool serial = false;       // on MPI_COMM_SELF (or a one-rank job): no neighbours but itself
+    bool gather_next = false;  // the next level is this one gathered onto every rank
+    int depth = 0;             // times coarsened; a gathered copy keeps its source's depth
+    std::array<double, 3> coef{1, 1, 1};
+    double hmin2 = 1.0;  // true operator = L / hmin2
+    detail::Placement place;
+    std::array<int, 6> mirror{0, 0, 0, 0, 0, 0};    // per face: -1 Dirichlet, +1 Neumann, 0 none
+    std::array<bool, 6> touches{};                  // this rank owns cells next to the face
+    std::array<bool, 3> odd{};                      // odd number of cells along the axis
+    Precision precision = Precision::fp64;
+    AnyData data;
+    // gathered levels: every rank's owned box of the level above, (offset, extent) x 3
+    std::vector<std::array<std::int64_t, 6>> rank_boxes;
+    // coarsest, direct: Cholesky factor (row major, lower) of the level matrix
+    std::vector<double> cholesky;
+  };
+
+  Multigrid(const Decomposition& fine, const Boundary& bc, const MultigridOptions& options);
+
+  int num_levels() const { return static_cast<int>(m_levels.size()); }
+  const Level& level(int l) const { return *m_levels[std::size_t(l)]; }
+  Level& level(int l) { return *m_levels[std::size_t(l)]; }
+  const MultigridOptions& options() const { return m_options; }
+  bool singular() const { return m_singular; }
+  // Storage precision per level (finest first) as given, last entry repeated; entries count
+  // grids, so a level gathered onto every rank is stored like the level it copies.
+  void set_precisions(const std::vector<Precision>& per_level);
+  std::vector<Precision> precisions() const;
+  std::string describe() const;
+
+  // z ~= L^-1 r on the finest level, one cycle from zero. r and z are fields of the fine
+  // decomposition (any ghost width). `scale` multiplies r on its way in (and divides z on its
+  // way out): pass 1 / max|r| so 16-bit levels see values near 1 (residual scaling).
+  template <class K>
+  void apply(const Field<K, MemorySpace>& r, Field<K, MemorySpace>& z, double scale);
+  // The two halves of apply(): level 0's f = scale * r, and z = level 0's x / scale.
+  template <class K>
+  void load_rhs(const Field<K, MemorySpace>& r, double scale);
+  template <class K>
+  void store_solution(Field<K, MemorySpace>& z, double scale);
+
+  // One cycle on level 0 with the level's own f and x (tests and benches drive it).
+  void cycle(int l, Cycle type, bool zero_initial);
+  // ||f - L x|| on level l (owned, reduced over the level's ranks).
+  double residual_norm(int l);
+
+  // The pieces of a cycle; public for nvcc (lambdas in private members), not an interface.
+  template <class T>
+  void fill_ghosts(Level& lv, LevelData<T>& d, Field<T, MemorySpace>& fld, bool full, bool restriction);
+  template <class T>
+  void smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_initial, bool post);
+  void coarse_solve(Level& lv);
+  void gather(Level& from, Level& to, bool from_residual);
+  void scatter_add(Level& from, Level& to, bool add);
+
+ private:
+  MultigridOptions m_options;
+  Boundary m_bc;
+  bool m_singular = false;
+  int m_dim = 3;
+  std::vector<std::unique_ptr<Level>> m_levels;
+
+  void setup_level(Level& lv, const Decomposition& d, bool serial);
+  void factor_coarsest(Level& lv);
+};
+
+extern template class Multigrid<Kokkos::DefaultExecutionSpace::memory_space>;
+
+}  // namespace mantissa::solvers
+
+#include <mantissa/solvers/Multigrid_impl.hpp>

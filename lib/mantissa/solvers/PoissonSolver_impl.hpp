@@ -1,0 +1,281 @@
+#pragma once
+// Out-of-line bodies of PoissonSolver (included by PoissonSolver.hpp).
+#include <mantissa/core/Log.hpp>
+
+#include <chrono>
+#include <cmath>
+
+namespace mantissa::solvers {
+
+template <class L, class M>
+PoissonSolver<L, M>::PoissonSolver(const Decomposition& decomp, const Boundary& bc, const SolverOptions& options)
+    : m_decomp(&decomp), m_bc(bc), m_options(options) {
+  if (!(options.tolerance > 0.0 && options.tolerance < 1.0))
+    throw Error("poisson solver: tolerance " + std::to_string(options.tolerance) + " must be in (0, 1)");
+  if (options.max_iterations < 1) throw Error("poisson solver: max_iterations must be at least 1");
+  if (!(options.inner_tolerance > 0.0 && options.inner_tolerance < 1.0))
+    throw Error("poisson solver: inner_tolerance " + std::to_string(options.inner_tolerance) + " must be in (0, 1)");
+  m_dim = decomp.grid().dim;
+  m_mg = std::make_unique<Multigrid<M>>(decomp, bc, options.multigrid);
+  for (int a = 0; a < 3; ++a) {
+    m_place.ghost[std::size_t(a)] = a < m_dim ? 1 : 0;
+    m_place.offset[std::size_t(a)] = decomp.offset()[std::size_t(a)];
+    m_place.extent[std::size_t(a)] = decomp.extent()[std::size_t(a)];
+  }
+  allocate(m_w64);
+  if (!all_fp64()) allocate(m_w32);
+}
+
+template <class L, class M>
+template <class K>
+void PoissonSolver<L, M>::allocate(Work<K>& w) {
+  if (w.b.view().size() > 0) return;
+  const std::string base = "mantissa::solvers::PoissonSolver::";
+  w.b = Field<K, M>(base + "b", *m_decomp, 1);
+  w.x = Field<K, M>(base + "x", *m_decomp, 1);
+  w.r = Field<K, M>(base + "r", *m_decomp, 1);
+  w.p = Field<K, M>(base + "p", *m_decomp, 1);
+  w.ap = Field<K, M>(base + "ap", *m_decomp, 1);
+  w.z = Field<K, M>(base + "z", *m_decomp, 1);
+  w.halo = std::make_shared<HaloExchange<K, M>>(*m_decomp, 1, 1, HaloPattern::faces);
+}
+
+template <class L, class M>
+bool PoissonSolver<L, M>::all_fp64() const {
+  for (auto p : m_mg->precisions())
+    if (p != Precision::fp64) return false;
+  return true;
+}
+
+template <class L, class M>
+void PoissonSolver<L, M>::set_precisions(const std::vector<Precision>& p) {
+  m_mg->set_precisions(p);
+  if (!all_fp64()) allocate(m_w32);
+}
+
+template <class L, class M>
+template <class K>
+void PoissonSolver<L, M>::fill(Work<K>& w, Field<K, M>& f) {
+  w.halo->exchange({&f});
+  const auto& lv = m_mg->level(0);
+  const execution_space space;
+  for (int a = 0; a < m_dim; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const auto fc = std::size_t(2 * a + side);
+      if (lv.mirror[fc] == 0 || !lv.touches[fc]) continue;
+      const std::int64_t first = m_place.ghost[std::size_t(a)];
+      detail::mirror_face(space, f.view(), a, side == 1, 1, first, first + m_place.extent[std::size_t(a)] - 1,
+                          lv.mirror[fc]);
+    }
+}
+
+template <class L, class M>
+template <class K>
+int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
+                             double history_scale, SolveStats& stats) {
+  const execution_space space;
+  const MPI_Comm comm = m_decomp->comm();
+  const auto s = detail::make_stencil<K>(m_mg->level(0).coef, m_dim);
+  const bool singular = m_mg->singular();
+  const double ncells = double(m_decomp->grid().num_points());
+  auto allreduce_nm = [&](detail::NormMax nm) {
+    double sums[2] = {nm.sum2, nm.sum};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &nm.max, 1, MPI_DOUBLE, MPI_MAX, comm);
+    nm.sum2 = sums[0];
+    nm.sum = sums[1];
+    return nm;
+  };
+  healthy = true;
+  detail::NormMax nm;
+  if (zero_initial) {
+    Kokkos::deep_copy(w.x.view(), K(0));
+    Kokkos::deep_copy(w.r.view(), w.b.view());
+    nm = allreduce_nm(detail::shift_norms(space, m_place, w.r.view(), 0.0));
+  } else {
+    fill(w, w.x);
+    nm = allreduce_nm(detail::residual_norms(space, m_place, s, w.x.view(), w.b.view(), w.r.view()));
+  }
+  if (singular) nm = allreduce_nm(detail::shift_norms(space, m_place, w.r.view(), nm.sum / ncells));
+  double rn = std::sqrt(nm.sum2);
+  if (!std::isfinite(rn)) {
+    healthy = false;
+    return 0;
+  }
+  if (rn <= target) return 0;
+  auto precondition = [&](double rmax, double& zr, double& zap, double& m) {
+    m_mg->apply(w.r, w.z, rmax > 0 ? 1.0 / rmax : 1.0);
+    auto d = detail::precond_dots(space, m_place, w.z.view(), w.r.view(), w.ap.view());
+    MPI_Allreduce(MPI_IN_PLACE, d.v, 5, MPI_DOUBLE, MPI_SUM, comm);
+    m = singular ? d.v[2] / ncells : 0.0;
+    zr = d.v[0] - m * d.v[3];
+    zap = d.v[1] - m * d.v[4];
+  };
+  double zr = 0, zap = 0, m = 0;
+  Kokkos::deep_copy(w.ap.view(), K(0));
+  precondition(nm.max, zr, zap, m);
+  detail::update_p(space, m_place, m, 0.0, w.z.view(), w.p.view());
+  double rz = zr;
+  for (int it = 1; it <= max_iterations; ++it) {
+    fill(w, w.p);
+    double pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
+    MPI_Allreduce(MPI_IN_PLACE, &pap, 1, MPI_DOUBLE, MPI_SUM, comm);
+    const double alpha = rz / pap;
+    nm = allreduce_nm(detail::update_xr(space, m_place, alpha, w.x.view(), w.p.view(), w.r.view(), w.ap.view()));
+    rn = std::sqrt(nm.sum2);
+    stats.history.push_back(rn * history_scale);
+    if (!std::isfinite(rn) || !std::isfinite(alpha)) {
+      healthy = false;
+      return it;
+    }
+    if (rn <= target || it == max_iterations) return it;
+    precondition(nm.max, zr, zap, m);
+    const double beta = -alpha * zap / rz;
+    rz = zr;
+    detail::update_p(space, m_place, m, beta, w.z.view(), w.p.view());
+  }
+  return max_iterations;
+}
+
+template <class L, class M>
+detail::NormMax PoissonSolver<L, M>::true_residual() {
+  const execution_space space;
+  fill(m_w64, m_w64.x);
+  const auto s = detail::make_stencil<double>(m_mg->level(0).coef, m_dim);
+  auto nm = detail::residual_norms(space, m_place, s, m_w64.x.view(), m_w64.b.view(), m_w64.r.view());
+  double sums[2] = {nm.sum2, nm.sum};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, m_decomp->comm());
+  MPI_Allreduce(MPI_IN_PLACE, &nm.max, 1, MPI_DOUBLE, MPI_MAX, m_decomp->comm());
+  nm.sum2 = sums[0];
+  nm.sum = sums[1];
+  if (m_mg->singular()) {
+    // the residual of the projected problem: b and L x both have zero mean in exact arithmetic
+    const double n = double(m_decomp->grid().num_points());
+    nm.sum2 = std::max(0.0, nm.sum2 - nm.sum * nm.sum / n);
+  }
+  return nm;
+}
+
+template <class L, class M>
+bool PoissonSolver<L, M>::raise_precision(const std::string& reason, int iteration, SolveStats& stats) {
+  if (!m_options.fallback) return false;
+  auto p = m_mg->precisions();
+  const std::string from = level_precisions_string(p);
+  bool any16 = false;
+  for (auto q : p) any16 = any16 || q == Precision::bf16 || q == Precision::fp16;
+  for (auto& q : p) {
+    if (any16) {
+      if (q == Precision::bf16 || q == Precision::fp16) q = Precision::fp32;
+    } else {
+      q = Precision::fp64;
+    }
+  }
+  const std::string to = level_precisions_string(p);
+  if (to == from) return false;
+  set_precisions(p);
+  stats.fallbacks.push_back({iteration, from, to, reason});
+  log::warn("poisson solver: {}; multigrid storage raised from {} to {} (fallback {} of this solve)", reason, from,
+            to, stats.fallbacks.size());
+  return true;
+}
+
+template <class L, class M>
+SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M>& x) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (b.extent() != m_decomp->extent() || x.extent() != m_decomp->extent() || b.offset() != m_decomp->offset() ||
+      x.offset() != m_decomp->offset())
+    throw Error("poisson solver: the fields '" + b.label() + "' and '" + x.label() +
+                "' do not live on the solver's decomposition; build the solver on the fields' decomposition");
+  const execution_space space;
+  SolveStats stats;
+  const MPI_Comm comm = m_decomp->comm();
+  const auto& lv0 = m_mg->level(0);
+  const auto pb = detail::placement_of(b), px = detail::placement_of(x);
+  // L-space: the level operator is L = hmin^2 * (-lap_h), so L x = hmin^2 b.
+  detail::convert(space, pb, b.view(), m_place, m_w64.b.view(), lv0.hmin2);
+  detail::convert(space, px, x.view(), m_place, m_w64.x.view(), 1.0);
+  const double ncells = double(m_decomp->grid().num_points());
+  double bnorm = 0.0;
+  {
+    auto nm = detail::shift_norms(space, m_place, m_w64.b.view(), 0.0);
+    double sums[2] = {nm.sum2, nm.sum};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
+    bnorm = std::sqrt(sums[0]);
+    if (m_mg->singular()) {
+      auto nm2 = detail::shift_norms(space, m_place, m_w64.b.view(), sums[1] / ncells);
+      double s2 = nm2.sum2;
+      MPI_Allreduce(MPI_IN_PLACE, &s2, 1, MPI_DOUBLE, MPI_SUM, comm);
+      bnorm = std::sqrt(s2);
+    }
+  }
+  if (bnorm == 0.0) {
+    Kokkos::deep_copy(x.view(), 0.0);
+    stats.converged = true;
+    stats.precisions = level_precisions_string(m_mg->precisions());
+    return stats;
+  }
+  const double target = m_options.tolerance * bnorm;
+  auto rel = [&]() { return std::sqrt(true_residual().sum2) / bnorm; };
+  stats.initial_residual = rel();
+  double current = stats.initial_residual;
+  int used = 0;
+  int stalls_in_a_row = 0;
+  while (current > m_options.tolerance && used < m_options.max_iterations) {
+    bool healthy = true;
+    if (all_fp64()) {
+      const int its = pcg(m_w64, target, m_options.max_iterations - used, false, healthy, 1.0 / bnorm, stats);
+      used += its;
+      const double before = current;
+      current = rel();
+      if (!healthy || its == 0 || current > before * m_options.stall_factor) {
+        if (++stalls_in_a_row >= 3 || its == 0 || !healthy) break;
+      } else {
+        stalls_in_a_row = 0;
+      }
+      continue;
+    }
+    // one refinement step: fp64 residual -> fp32 CG with the mixed multigrid -> fp64 update
+    auto nm = true_residual();
+    if (m_mg->singular())
+      detail::shift_norms(space, m_place, m_w64.r.view(), nm.sum / ncells);
+    const double rmax = nm.max > 0 ? nm.max : 1.0;
+    detail::convert(space, m_place, m_w64.r.view(), m_place, m_w32.b.view(), 1.0 / rmax);
+    const double rnorm = std::sqrt(nm.sum2);
+    const double inner = std::max(m_options.inner_tolerance, 0.5 * target / rnorm);
+    const double inner_target = inner * rnorm / rmax;
+    const int its = pcg(m_w32, inner_target, m_options.max_iterations - used, true, healthy, rmax / bnorm, stats);
+    used += its;
+    ++stats.refinement_steps;
+    if (healthy) detail::add_scaled(space, m_place, m_w64.x.view(), m_place, m_w32.x.view(), rmax);
+    const double before = current;
+    current = rel();
+    if (!healthy) {
+      if (!raise_precision("the inner solve produced a non-finite residual", used, stats)) break;
+    } else if (current > before * m_options.stall_factor && current > m_options.tolerance) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "refinement step %d reduced the fp64 residual only from %.3e to %.3e",
+                    stats.refinement_steps, before, current);
+      if (!raise_precision(buf, used, stats)) {
+        if (++stalls_in_a_row >= 3) break;
+      }
+    } else {
+      stalls_in_a_row = 0;
+    }
+  }
+  stats.iterations = used;
+  stats.relative_residual = current;
+  stats.converged = current <= m_options.tolerance;
+  stats.precisions = level_precisions_string(m_mg->precisions());
+  if (m_mg->singular()) {
+    auto nm = detail::shift_norms(space, m_place, m_w64.x.view(), 0.0);
+    double s1 = nm.sum;
+    MPI_Allreduce(MPI_IN_PLACE, &s1, 1, MPI_DOUBLE, MPI_SUM, comm);
+    detail::shift_norms(space, m_place, m_w64.x.view(), s1 / ncells);
+  }
+  detail::convert(space, m_place, m_w64.x.view(), px, x.view(), 1.0);
+  fence(space, "mantissa::solvers::PoissonSolver::solve");
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
+}
+
+}  // namespace mantissa::solvers

@@ -1,0 +1,412 @@
+#pragma once
+// Kernels of the cell-centred Poisson multigrid (not part of the interface).
+//
+// Every level solves L x = f with the scaled 7-point (3D) / 5-point (2D) operator
+//   (L x)_i = D x_i - sum_a c_a (x_{i+e_a} + x_{i-e_a}),  D = 2 sum_a c_a,
+// c_a = (h_min / h_a)^2, so the coefficients are O(1) in every storage type (the true operator
+// is L / h_min^2). Physical boundaries sit on cell faces and are imposed through ghost cells
+// by mirroring: ghost = -interior (Dirichlet, value 0 on the face) or +interior (Neumann,
+// zero normal derivative); periodic axes get their ghosts from the halo exchange.
+//
+// Storage T is double, float, bf16 or fp16; arithmetic runs in compute_t<T> (double for
+// double, float otherwise) and each value is rounded to T once, when stored.
+//
+// Transfers: P is cell-centred trilinear interpolation (weights 3/4, 1/4 per axis) and the
+// restriction is its transpose over 2^dim (full weighting, 1/8 3/8 3/8 1/8 per axis), so the
+// V-cycle with symmetric smoothing is a symmetric preconditioner for CG. Coarse cell I owns
+// fine cells 2I and 2I+1; an odd fine axis gives the last coarse cell one child and the
+// restriction reads the missing child as zero (a zero ghost).
+#include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/core/LowPrecision.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstdint>
+#include <type_traits>
+
+namespace mantissa::solvers::detail {
+
+template <class T>
+struct compute_type {
+  using type = float;
+};
+template <>
+struct compute_type<double> {
+  using type = double;
+};
+template <class T>
+using compute_t = typename compute_type<T>::type;
+
+// Compute type of an operation that reads A and writes B.
+template <class A, class B>
+using pair_compute_t =
+    std::conditional_t<std::is_same<A, double>::value && std::is_same<B, double>::value, double, float>;
+
+template <class T, class M>
+using View3 = Kokkos::View<T***, Kokkos::LayoutRight, M>;
+
+// A box of storage positions [lo, hi) per axis (x, y, z).
+struct Box {
+  std::array<std::int64_t, 3> lo{0, 0, 0}, hi{1, 1, 1};
+  std::int64_t size() const { return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+};
+
+// Runs f(k, j, i) over a box. Host back-ends get a loop over rows with the x loop innermost
+// (it vectorises); devices get an MDRange.
+template <class Exec, class F>
+void for_each_cell(const char* label, const Exec& space, const Box& b, const F& f) {
+  if (b.size() <= 0) return;
+  if constexpr (std::is_same<typename Exec::memory_space, Kokkos::HostSpace>::value) {
+    const std::int64_t ny = b.hi[1] - b.lo[1];
+    const std::int64_t x0 = b.lo[0], x1 = b.hi[0], y0 = b.lo[1], z0 = b.lo[2];
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, (b.hi[2] - b.lo[2]) * ny),
+                         [=](const std::int64_t row) {
+                           const std::int64_t k = z0 + row / ny, j = y0 + row % ny;
+                           for (std::int64_t i = x0; i < x1; ++i) f(k, j, i);
+                         });
+  } else {
+    using P = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>;
+    using idx = typename P::index_type;
+    Kokkos::parallel_for(label,
+                         P(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}),
+                         f);
+  }
+}
+
+// Sum reduction over a box; f(k, j, i, R& acc).
+template <class Exec, class R, class F>
+void reduce_cells(const char* label, const Exec& space, const Box& b, const F& f, R& result) {
+  result = R{};
+  if (b.size() <= 0) return;
+  if constexpr (std::is_same<typename Exec::memory_space, Kokkos::HostSpace>::value) {
+    const std::int64_t ny = b.hi[1] - b.lo[1];
+    const std::int64_t x0 = b.lo[0], x1 = b.hi[0], y0 = b.lo[1], z0 = b.lo[2];
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<Exec>(space, 0, (b.hi[2] - b.lo[2]) * ny),
+        [=](const std::int64_t row, R& acc) {
+          const std::int64_t k = z0 + row / ny, j = y0 + row % ny;
+          for (std::int64_t i = x0; i < x1; ++i) f(k, j, i, acc);
+        },
+        result);
+  } else {
+    using P = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>;
+    using idx = typename P::index_type;
+    Kokkos::parallel_reduce(
+        label, P(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}), f,
+        result);
+  }
+}
+
+// A few sums at once (Kokkos reduces any struct with += and a zero default).
+template <int N>
+struct Sums {
+  double v[N] = {};
+  KOKKOS_INLINE_FUNCTION Sums() {
+    for (int n = 0; n < N; ++n) v[n] = 0.0;
+  }
+  KOKKOS_INLINE_FUNCTION Sums& operator+=(const Sums& o) {
+    for (int n = 0; n < N; ++n) v[n] += o.v[n];
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile Sums& o) volatile {
+    for (int n = 0; n < N; ++n) v[n] += o.v[n];
+  }
+};
+
+// The operator's coefficients in compute type C, and what a smoother needs to find the true
+// diagonal of a boundary cell: with a mirrored ghost the row of an outer cell is
+// (D - sign c_a) x_0 - c_a x_1, and a Gauss-Seidel or Jacobi update divided by D instead
+// would under-relax every boundary cell (at a Neumann corner by half; measured: V-cycle
+// contraction 0.8 instead of 0.2 on a 32^3 Neumann box).
+template <class C>
+struct Stencil {
+  C cx, cy, cz, diag, inv_diag;
+  bool is3d;
+  // global index = storage index + shift; cells 0 and n-1 get sign * c off the diagonal
+  std::int64_t shift[3] = {0, 0, 0}, last[3] = {0, 0, 0};
+  C lo[3] = {C(0), C(0), C(0)}, hi[3] = {C(0), C(0), C(0)};  // sign * c per face
+  KOKKOS_INLINE_FUNCTION C diag_at(const std::int64_t k, const std::int64_t j, const std::int64_t i) const {
+    const std::int64_t g0 = i + shift[0], g1 = j + shift[1], g2 = k + shift[2];
+    C d = diag;
+    d -= (g0 == 0 ? lo[0] : C(0)) + (g0 == last[0] ? hi[0] : C(0));
+    d -= (g1 == 0 ? lo[1] : C(0)) + (g1 == last[1] ? hi[1] : C(0));
+    if (is3d) d -= (g2 == 0 ? lo[2] : C(0)) + (g2 == last[2] ? hi[2] : C(0));
+    return d;
+  }
+};
+
+template <class C>
+Stencil<C> make_stencil(const std::array<double, 3>& c, int dim) {
+  Stencil<C> s;
+  s.cx = C(c[0]);
+  s.cy = C(c[1]);
+  s.cz = C(dim == 3 ? c[2] : 0.0);
+  const double d = 2.0 * (c[0] + c[1] + (dim == 3 ? c[2] : 0.0));
+  s.diag = C(d);
+  s.inv_diag = C(1.0 / d);
+  s.is3d = dim == 3;
+  for (int a = 0; a < 3; ++a) s.last[a] = -2;  // no boundary cells unless told
+  return s;
+}
+
+// Sum of the neighbours of (k, j, i) in compute type.
+template <class C, class V>
+KOKKOS_INLINE_FUNCTION C neighbour_sum(const V& x, const Stencil<C>& s, const std::int64_t k, const std::int64_t j,
+                                       const std::int64_t i) {
+  const C xm = C(x(k, j, i - 1)), xp = C(x(k, j, i + 1));
+  const C ym = C(x(k, j - 1, i)), yp = C(x(k, j + 1, i));
+  C z = C(0);
+  if (s.is3d) z = s.cz * (C(x(k - 1, j, i)) + C(x(k + 1, j, i)));
+  return s.cx * (xm + xp) + s.cy * (ym + yp) + z;
+}
+
+// Boundary ghost filling of one face: the ghost layers d = 1..width outside the face take
+// sign * the interior value mirrored across it (sign 0 writes zeros). `slab` covers the ghost
+// layers along `axis` and the full storage range (ghosts included) of the other axes, so
+// filling x, then y, then z gets edges and corners right.
+template <class Exec, class T, class M>
+void mirror_face(const Exec& space, const View3<T, M>& v, int axis, bool high, int width, std::int64_t first_owned,
+                 std::int64_t last_owned, int sign) {
+  Box b;
+  const std::int64_t ext[3] = {std::int64_t(v.extent(2)), std::int64_t(v.extent(1)), std::int64_t(v.extent(0))};
+  for (int a = 0; a < 3; ++a) {
+    b.lo[a] = 0;
+    b.hi[a] = ext[a];
+  }
+  if (high) {
+    b.lo[axis] = last_owned + 1;
+    b.hi[axis] = last_owned + 1 + width;
+  } else {
+    b.lo[axis] = first_owned - width;
+    b.hi[axis] = first_owned;
+  }
+  // mirror position of ghost g: high: 2*last+1-g; low: 2*first-1-g
+  const std::int64_t pivot = high ? 2 * last_owned + 1 : 2 * first_owned - 1;
+  using C = compute_t<T>;
+  const C s = C(sign);
+  for_each_cell("mantissa::solvers::Multigrid::boundary", space, b,
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  std::int64_t kk = k, jj = j, ii = i;
+                  if (axis == 0) ii = pivot - i;
+                  if (axis == 1) jj = pivot - j;
+                  if (axis == 2) kk = pivot - k;
+                  v(k, j, i) = T(s * C(v(kk, jj, ii)));
+                });
+}
+
+// Level-independent data a kernel needs about where the owned box sits.
+struct Placement {
+  std::array<std::int64_t, 3> ghost{0, 0, 0};   // storage position of owned index 0
+  std::array<std::int64_t, 3> offset{0, 0, 0};  // global index of owned index 0
+  std::array<std::int64_t, 3> extent{1, 1, 1};
+  Box owned() const {
+    Box b;
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = ghost[a];
+      b.hi[a] = ghost[a] + extent[a];
+    }
+    return b;
+  }
+};
+
+// x_out = x_in + w D^-1 (f - L x_in); with zero_initial x_in is taken as 0 (x_out = w f / D).
+template <class Exec, class T, class M>
+void jacobi(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s, compute_t<T> w,
+            const View3<T, M>& x_in, const View3<T, M>& x_out, const View3<T, M>& f, bool zero_initial) {
+  using C = compute_t<T>;
+  if (zero_initial) {
+    for_each_cell("mantissa::solvers::Multigrid::jacobi_first", space, p.owned(),
+                  KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                    x_out(k, j, i) = T(w * C(f(k, j, i)) / s.diag_at(k, j, i));
+                  });
+    return;
+  }
+  for_each_cell("mantissa::solvers::Multigrid::jacobi", space, p.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  const C xc = C(x_in(k, j, i));
+                  const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
+                  x_out(k, j, i) = T(xc + w * r / s.diag_at(k, j, i));
+                });
+}
+
+// Chebyshev step (Saad, Iterative Methods, alg. 12.1, on D^-1 L):
+//   d = a d + b D^-1 (f - L x_in);  x_out = x_in + d.   first: d = b D^-1 f' with a = 0.
+template <class Exec, class T, class M>
+void chebyshev_step(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s, compute_t<T> a,
+                    compute_t<T> b, const View3<T, M>& x_in, const View3<T, M>& x_out, const View3<T, M>& f,
+                    const View3<T, M>& d, bool zero_initial) {
+  using C = compute_t<T>;
+  if (zero_initial) {
+    for_each_cell("mantissa::solvers::Multigrid::chebyshev_first", space, p.owned(),
+                  KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                    const C dn = b * C(f(k, j, i)) / s.diag_at(k, j, i);
+                    d(k, j, i) = T(dn);
+                    x_out(k, j, i) = T(dn);
+                  });
+    return;
+  }
+  for_each_cell("mantissa::solvers::Multigrid::chebyshev", space, p.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  const C xc = C(x_in(k, j, i));
+                  const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
+                  const C dn = a * C(d(k, j, i)) + b * r / s.diag_at(k, j, i);
+                  d(k, j, i) = T(dn);
+                  x_out(k, j, i) = T(xc + dn);
+                });
+}
+
+// One colour of red-black Gauss-Seidel, colour by the parity of the global index sum so the
+// sweep is the same at every rank count. parity_shift: parity of (offset - ghost) summed.
+template <class Exec, class T, class M>
+void rbgs(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s, const View3<T, M>& x,
+          const View3<T, M>& f, int colour) {
+  using C = compute_t<T>;
+  const std::int64_t shift = (p.offset[0] - p.ghost[0]) + (p.offset[1] - p.ghost[1]) + (p.offset[2] - p.ghost[2]);
+  Box rows = p.owned();
+  const std::int64_t x0 = rows.lo[0], x1 = rows.hi[0];
+  rows.hi[0] = rows.lo[0] + 1;  // one entry per row; the row loop strides by 2
+  for_each_cell("mantissa::solvers::Multigrid::rbgs", space, rows,
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t) {
+                  const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
+                  const std::int64_t start = x0 + ((colour + 2 - par) % 2);
+                  for (std::int64_t i = start; i < x1; i += 2) {
+                    const C xc = C(x(k, j, i));
+                    const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x, s, k, j, i);
+                    x(k, j, i) = T(xc + r / s.diag_at(k, j, i));
+                  }
+                });
+}
+
+// r = f - L x.
+template <class Exec, class T, class M>
+void residual(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s, const View3<T, M>& x,
+              const View3<T, M>& f, const View3<T, M>& r) {
+  using C = compute_t<T>;
+  for_each_cell("mantissa::solvers::Multigrid::residual", space, p.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  r(k, j, i) = T(C(f(k, j, i)) - s.diag * C(x(k, j, i)) + neighbour_sum(x, s, k, j, i));
+                });
+}
+
+// f_c(I) = scale * sum over the 4^dim fine cells 2I-1 .. 2I+2 of (1 3 3 1)/8 per axis r_f.
+// Needs r_f's ghosts (two layers) exchanged and boundary-filled.
+template <class Exec, class TF, class TC, class M>
+void restrict_full_weighting(const Exec& space, const Placement& fine, const Placement& coarse, int dim,
+                             double scale, const View3<TF, M>& rf, const View3<TC, M>& fc) {
+  using C = pair_compute_t<TF, TC>;
+  const C sc = C(scale);
+  // fine storage position of global fine index 2*I: 2*(I_storage - gc + oc) - of + gf
+  const std::int64_t base0 = 2 * (coarse.offset[0] - coarse.ghost[0]) - fine.offset[0] + fine.ghost[0];
+  const std::int64_t base1 = 2 * (coarse.offset[1] - coarse.ghost[1]) - fine.offset[1] + fine.ghost[1];
+  const std::int64_t base2 = 2 * (coarse.offset[2] - coarse.ghost[2]) - fine.offset[2] + fine.ghost[2];
+  const bool is3d = dim == 3;
+  for_each_cell("mantissa::solvers::Multigrid::restrict", space, coarse.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
+                  const std::int64_t fi = 2 * i + base0 - 1, fj = 2 * j + base1 - 1;
+                  C acc = C(0);
+                  if (is3d) {
+                    const std::int64_t fk = 2 * k + base2 - 1;
+                    for (int c = 0; c < 4; ++c)
+                      for (int b = 0; b < 4; ++b) {
+                        C row = C(0);
+                        for (int a = 0; a < 4; ++a) row += w[a] * C(rf(fk + c, fj + b, fi + a));
+                        acc += w[c] * w[b] * row;
+                      }
+                  } else {
+                    for (int b = 0; b < 4; ++b) {
+                      C row = C(0);
+                      for (int a = 0; a < 4; ++a) row += w[a] * C(rf(k, fj + b, fi + a));
+                      acc += w[b] * row;
+                    }
+                  }
+                  fc(k, j, i) = TC(sc * acc);
+                });
+}
+
+// x_f += P x_c (trilinear, cell-centred). Needs x_c's ghosts (one layer) filled.
+template <class Exec, class TC, class TF, class M>
+void prolong_add(const Exec& space, const Placement& fine, const Placement& coarse, int dim,
+                 const View3<TC, M>& xc, const View3<TF, M>& xf) {
+  using C = pair_compute_t<TC, TF>;
+  // global fine g = s - gf + of; coarse global G = g >> 1; coarse storage = G - oc + gc
+  const std::int64_t fo0 = fine.offset[0] - fine.ghost[0], fo1 = fine.offset[1] - fine.ghost[1],
+                     fo2 = fine.offset[2] - fine.ghost[2];
+  const std::int64_t co0 = coarse.ghost[0] - coarse.offset[0], co1 = coarse.ghost[1] - coarse.offset[1],
+                     co2 = coarse.ghost[2] - coarse.offset[2];
+  const bool is3d = dim == 3;
+  for_each_cell("mantissa::solvers::Multigrid::prolong", space, fine.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  const std::int64_t gi = i + fo0, gj = j + fo1;
+                  const std::int64_t ci = (gi >> 1) + co0, cj = (gj >> 1) + co1;
+                  const std::int64_t di = (gi & 1) ? 1 : -1, dj = (gj & 1) ? 1 : -1;
+                  const C a = C(0.75), b = C(0.25);
+                  C v;
+                  if (is3d) {
+                    const std::int64_t gk = k + fo2;
+                    const std::int64_t ck = (gk >> 1) + co2, dk = (gk & 1) ? 1 : -1;
+                    const C p0 = a * (a * C(xc(ck, cj, ci)) + b * C(xc(ck, cj, ci + di))) +
+                                 b * (a * C(xc(ck, cj + dj, ci)) + b * C(xc(ck, cj + dj, ci + di)));
+                    const C p1 = a * (a * C(xc(ck + dk, cj, ci)) + b * C(xc(ck + dk, cj, ci + di))) +
+                                 b * (a * C(xc(ck + dk, cj + dj, ci)) + b * C(xc(ck + dk, cj + dj, ci + di)));
+                    v = a * p0 + b * p1;
+                  } else {
+                    v = a * (a * C(xc(k, cj, ci)) + b * C(xc(k, cj, ci + di))) +
+                        b * (a * C(xc(k, cj + dj, ci)) + b * C(xc(k, cj + dj, ci + di)));
+                  }
+                  xf(k, j, i) = TF(C(xf(k, j, i)) + v);
+                });
+}
+
+// dst(owned) = scale * src(owned), between fields of any two types and ghost widths.
+template <class Exec, class TS, class TD, class M>
+void convert(const Exec& space, const Placement& ps, const View3<TS, M>& src, const Placement& pd,
+             const View3<TD, M>& dst, double scale) {
+  using C = pair_compute_t<TS, TD>;
+  const C sc = C(scale);
+  const std::int64_t dx = ps.ghost[0] - pd.ghost[0], dy = ps.ghost[1] - pd.ghost[1], dz = ps.ghost[2] - pd.ghost[2];
+  for_each_cell("mantissa::solvers::convert", space, pd.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  dst(k, j, i) = TD(sc * C(src(k + dz, j + dy, i + dx)));
+                });
+}
+
+template <class Exec, class T, class M>
+double sum_owned(const Exec& space, const Placement& p, const View3<T, M>& v) {
+  using C = compute_t<T>;
+  double sum = 0.0;
+  reduce_cells(
+      "mantissa::solvers::sum", space, p.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        acc += static_cast<double>(C(v(k, j, i)));
+      },
+      sum);
+  return sum;
+}
+
+template <class Exec, class T, class M>
+double sum_squares_owned(const Exec& space, const Placement& p, const View3<T, M>& v) {
+  using C = compute_t<T>;
+  double sum = 0.0;
+  reduce_cells(
+      "mantissa::solvers::sum_squares", space, p.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double x = static_cast<double>(C(v(k, j, i)));
+        acc += x * x;
+      },
+      sum);
+  return sum;
+}
+
+template <class Exec, class T, class M>
+void add_constant(const Exec& space, const Placement& p, const View3<T, M>& v, double c) {
+  using C = compute_t<T>;
+  const C cc = C(c);
+  for_each_cell("mantissa::solvers::add_constant", space, p.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  v(k, j, i) = T(C(v(k, j, i)) + cc);
+                });
+}
+
+}  // namespace mantissa::solvers::detail
