@@ -10,6 +10,7 @@
 # Environment:
 #   MANTISSA_DEPS   cache prefix (default: $HOME/.cache/mantissa/deps)
 #   MANTISSA_SKIP_APT=1   do not call apt (packages provided otherwise)
+#   MANTISSA_BOOTSTRAP_TESTS=1   also what only the tests need (slurm-wlm, munge)
 set -euo pipefail
 
 DEPS="${MANTISSA_DEPS:-$HOME/.cache/mantissa/deps}"
@@ -29,6 +30,11 @@ PKGS=(
   libopenblas-dev liblapack-dev libdnnl-dev
   python3 python3-numpy python3-h5py python3-matplotlib python3-torch python3-yaml
 )
+# Only for the test suite (scripts/test.sh sets MANTISSA_BOOTSTRAP_TESTS=1): the Slurm daemons
+# and munge that tests/slurm starts as a private one-node cluster on loopback.
+if [ "${MANTISSA_BOOTSTRAP_TESTS:-0}" = 1 ]; then
+  PKGS+=(slurm-wlm munge)
+fi
 
 if [ "${MANTISSA_SKIP_APT:-0}" != 1 ]; then
   missing=()
