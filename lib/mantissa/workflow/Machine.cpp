@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -125,6 +127,81 @@ double EnergyMeter::joules() {
   double local = m_is_reader ? read_local() : 0.0, total = 0.0;
   MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, m_comm);
   return total - m_start;
+}
+
+namespace {
+double wall() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+TriadBound measure_triad(MPI_Comm comm, std::size_t elements, int repeats) {
+  TriadBound t;
+  t.elements = std::max<std::size_t>(elements, 1024);
+  t.repeats = std::max(repeats, 1);
+  MPI_Comm_size(comm, &t.ranks);
+  using Space = Kokkos::DefaultExecutionSpace;
+  using View = Kokkos::View<double*, Space::memory_space>;
+  const auto n = static_cast<std::int64_t>(t.elements);
+  View a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "mantissa::workflow::Machine::triad_a"), t.elements);
+  View b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "mantissa::workflow::Machine::triad_b"), t.elements);
+  View c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "mantissa::workflow::Machine::triad_c"), t.elements);
+  using Policy = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
+  // First touch by the threads that run the triad (the pages land on their memory).
+  Kokkos::parallel_for(
+      "mantissa::workflow::Machine::triad_init", Policy(0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        a(i) = 0.0;
+        b(i) = 1.0;
+        c(i) = 2.0;
+      });
+  fence("mantissa::workflow::Machine::triad_init");
+  const double scalar = 3.0;
+  std::vector<double> slowest;
+  double own_best = 1e300;
+  for (int r = 0; r < t.repeats + 1; ++r) {  // the first repeat is a warm-up
+    MPI_Barrier(comm);
+    const double t0 = wall();
+    Kokkos::parallel_for(
+        "mantissa::workflow::Machine::triad", Policy(0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { a(i) = b(i) + scalar * c(i); });
+    fence("mantissa::workflow::Machine::triad");
+    double local = wall() - t0, global = 0.0;
+    MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
+    if (r == 0) continue;
+    slowest.push_back(global);
+    own_best = std::min(own_best, local);
+  }
+  std::sort(slowest.begin(), slowest.end());
+  const double bytes = 24.0 * double(t.elements);
+  t.seconds = slowest.front();
+  t.total_gbs = bytes * t.ranks / t.seconds / 1e9;
+  t.median_total_gbs = bytes * t.ranks / slowest[slowest.size() / 2] / 1e9;
+  const double own = bytes / own_best / 1e9;
+  MPI_Allreduce(&own, &t.rank_gbs_min, 1, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(&own, &t.rank_gbs_max, 1, MPI_DOUBLE, MPI_MAX, comm);
+  t.where = std::string(Space::name()) + ", " + std::to_string(t.ranks) + " rank(s) x " +
+            std::to_string(concurrency(Space())) + " thread(s)";
+  return t;
+}
+
+double measure_launch_seconds(MPI_Comm comm, int launches) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  Kokkos::View<int*, Space::memory_space> v("mantissa::workflow::Machine::launch", 1);
+  std::vector<double> s;
+  s.reserve(static_cast<std::size_t>(std::max(launches, 1)));
+  MPI_Barrier(comm);
+  for (int l = 0; l < std::max(launches, 1) + 10; ++l) {
+    const double t0 = wall();
+    Kokkos::parallel_for(
+        "mantissa::workflow::Machine::launch", Kokkos::RangePolicy<Space>(0, 1),
+        KOKKOS_LAMBDA(const int i) { v(i) += 1; });
+    fence("mantissa::workflow::Machine::launch");
+    if (l >= 10) s.push_back(wall() - t0);  // the first ten warm the pool up
+  }
+  std::sort(s.begin(), s.end());
+  double local = s[s.size() / 2], global = 0.0;
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return global;
 }
 
 }  // namespace mantissa::workflow

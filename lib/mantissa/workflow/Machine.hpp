@@ -4,6 +4,7 @@
 // No meter, no number: the report then says "not measured".
 #include <mpi.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -47,5 +48,31 @@ class EnergyMeter {
   double m_start = 0.0;
   std::string m_source = "not measured";
 };
+
+// The machine's own bounds, measured in the same job as the numbers they bound (STYLE.md #21).
+//
+// STREAM triad (McCalpin, stream.c): a(i) = b(i) + s c(i) in fp64 on the default execution
+// space, 24 bytes per element counted by hand (no write-allocate counted), every rank at once
+// between barriers, so the total is what the ranks of one job get together from the memory they
+// share. Best of `repeats` (STREAM's convention: the bound is the best the machine did).
+struct TriadBound {
+  std::size_t elements = 0;  // per array, per rank
+  int repeats = 0;
+  double seconds = 0.0;           // best repeat, slowest rank
+  double total_gbs = 0.0;         // 24 B x elements x ranks / seconds
+  double rank_gbs_min = 0.0;      // each rank's own best, min over ranks (GB/s)
+  double rank_gbs_max = 0.0;      // and max over ranks
+  double median_total_gbs = 0.0;  // the median repeat, for the spread
+  int ranks = 1;
+  std::string where;  // "OpenMP, 2 ranks x 1 threads"
+};
+// Collective. elements: per array per rank (3 arrays of fp64: 192 MiB at the default, well
+// beyond the last-level caches of today's CPUs; on a GPU also beyond L2).
+TriadBound measure_triad(MPI_Comm comm, std::size_t elements = std::size_t(1) << 23, int repeats = 10);
+
+// The fixed cost of one kernel launch followed by a fence on the default execution space (an
+// empty parallel_for over one element), median of `launches`, in seconds. What a step pays per
+// launch however small its grid; collective only in that every rank measures at once.
+double measure_launch_seconds(MPI_Comm comm, int launches = 200);
 
 }  // namespace mantissa::workflow

@@ -1,0 +1,90 @@
+#include <mantissa/core/Error.hpp>
+#include <mantissa/workflow/StepTimer.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace mantissa::workflow {
+
+namespace {
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Linear interpolation between the order statistics of sorted data at quantile q in [0, 1].
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  const double pos = q * double(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  const double f = pos - double(lo);
+  return sorted[lo] + f * (sorted[hi] - sorted[lo]);
+}
+
+// Seconds of one stretch of n steps, the slowest rank's.
+double timed_stretch(MPI_Comm comm, const Stepper& s, std::int64_t n) {
+  MPI_Barrier(comm);
+  const double t0 = now();
+  s.advance(n);
+  if (s.fence) s.fence();
+  double local = now() - t0, global = 0.0;
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return global;
+}
+}  // namespace
+
+TimingSummary summarize(std::vector<double> seconds_per_step, std::int64_t steps_per_repeat,
+                        std::int64_t warmup_steps) {
+  TimingSummary t;
+  t.samples = seconds_per_step;
+  t.steps_per_repeat = steps_per_repeat;
+  t.warmup_steps = warmup_steps;
+  if (seconds_per_step.empty()) return t;
+  std::sort(seconds_per_step.begin(), seconds_per_step.end());
+  t.min = seconds_per_step.front();
+  t.max = seconds_per_step.back();
+  t.median = quantile(seconds_per_step, 0.5);
+  t.q1 = quantile(seconds_per_step, 0.25);
+  t.q3 = quantile(seconds_per_step, 0.75);
+  return t;
+}
+
+bool difference_within_noise(const TimingSummary& a, const TimingSummary& b) {
+  if (a.samples.empty() || b.samples.empty()) return true;
+  return a.min <= b.max && b.min <= a.max;
+}
+
+TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper& stepper) {
+  if (!stepper.advance) throw Error("time_stepping: no advance hook");
+  if (plan.repeats < 1) throw Error("time_stepping: repeats must be at least 1");
+  auto start = [&] {
+    if (stepper.reset) stepper.reset();
+    if (plan.warmup_steps > 0) {
+      stepper.advance(plan.warmup_steps);
+      if (stepper.fence) stepper.fence();
+    }
+  };
+  std::int64_t steps = plan.steps;
+  start();
+  if (steps <= 0) {
+    // Doubling from one step until a stretch lasts min_seconds (the slowest rank decides, so
+    // every rank chooses the same length); these probe stretches are not samples.
+    steps = 1;
+    while (steps < plan.max_steps) {
+      const double t = timed_stretch(comm, stepper, steps);
+      if (t >= plan.min_seconds) break;
+      steps = std::min(plan.max_steps, steps * 2);
+    }
+    start();
+  }
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(plan.repeats));
+  for (int r = 0; r < plan.repeats; ++r) {
+    if (r > 0 && stepper.reset) start();
+    samples.push_back(timed_stretch(comm, stepper, steps) / double(steps));
+  }
+  return summarize(std::move(samples), steps, plan.warmup_steps);
+}
+
+}  // namespace mantissa::workflow

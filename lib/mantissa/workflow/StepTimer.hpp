@@ -1,0 +1,59 @@
+#pragma once
+// Timing a variant's stepping the way a performance engineer accepts it (STYLE.md #20; Google
+// Benchmark's repetitions and aggregates): a warm-up first, then the stepping timed as a whole
+// over a stretch of many steps (one fence at the end, not one per step), several repeats, and the
+// median with the spread. Nothing else (recording, comparisons, checkpoints) runs inside a timed
+// stretch. Every rank times the same stretch between barriers; a repeat's time is the slowest
+// rank's, since the step is done when the last rank is.
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mantissa::workflow {
+
+// Seconds per step over the repeats.
+struct TimingSummary {
+  std::vector<double> samples;        // seconds per step, one per repeat, in the order run
+  std::int64_t steps_per_repeat = 0;  // steps in each timed stretch
+  std::int64_t warmup_steps = 0;      // untimed steps before the first stretch
+  double median = 0.0, min = 0.0, max = 0.0, q1 = 0.0, q3 = 0.0;
+  int repeats() const { return static_cast<int>(samples.size()); }
+  // (max - min) / median: 0.1 = the repeats span 10% of the median.
+  double relative_spread() const { return median > 0.0 ? (max - min) / median : 0.0; }
+};
+
+// Median and quartiles (linear interpolation between order statistics, as numpy's default),
+// min and max of seconds-per-step samples.
+TimingSummary summarize(std::vector<double> seconds_per_step, std::int64_t steps_per_repeat = 0,
+                        std::int64_t warmup_steps = 0);
+
+// Whether `variant` being faster or slower than `baseline` is inside the noise: their ranges
+// [min, max] overlap, so some repeat of one is as fast as some repeat of the other.
+bool difference_within_noise(const TimingSummary& baseline, const TimingSummary& variant);
+
+struct TimingPlan {
+  int repeats = 5;                  // timed stretches
+  std::int64_t warmup_steps = 5;    // untimed steps before them (after each reset)
+  std::int64_t steps = 0;           // steps per stretch; 0: enough for min_seconds
+  double min_seconds = 0.05;        // with steps = 0: a stretch lasts at least this long
+  std::int64_t max_steps = 100000;  // with steps = 0: never more steps per stretch than this
+};
+
+// Hooks of the thing being timed. reset: back to a start state (untimed; may be empty);
+// advance(n): n steps; fence: wait until they are complete (device back-ends; may be empty).
+struct Stepper {
+  std::function<void()> reset;
+  std::function<void(std::int64_t)> advance;
+  std::function<void()> fence;
+};
+
+// Collective over comm. Runs reset, warm-up, then `repeats` stretches (each after a reset when
+// one is given, and its warm-up), and returns seconds per step. With plan.steps = 0 the stretch
+// length is chosen from the warm-up's speed (doubling until min_seconds is reached), the same on
+// every rank.
+TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper& stepper);
+
+}  // namespace mantissa::workflow

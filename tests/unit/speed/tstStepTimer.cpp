@@ -1,0 +1,109 @@
+// The step timer (median, quartiles, spread, noise test; repeats, warm-up and resets in the
+// order promised) and the machine bounds measured in the job (triad, launch cost). No timing is
+// asserted: only structure and what holds on any machine at any load.
+#include <mantissa/core/Error.hpp>
+#include <mantissa/workflow/Machine.hpp>
+#include <mantissa/workflow/StepTimer.hpp>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace mantissa;
+using namespace mantissa::workflow;
+
+TEST(StepTimer, MedianQuartilesAndSpread) {
+  const auto t = summarize({5.0, 1.0, 4.0, 2.0, 3.0}, 100, 7);
+  EXPECT_DOUBLE_EQ(t.median, 3.0);
+  EXPECT_DOUBLE_EQ(t.min, 1.0);
+  EXPECT_DOUBLE_EQ(t.max, 5.0);
+  EXPECT_DOUBLE_EQ(t.q1, 2.0);
+  EXPECT_DOUBLE_EQ(t.q3, 4.0);
+  EXPECT_DOUBLE_EQ(t.relative_spread(), 4.0 / 3.0);
+  EXPECT_EQ(t.repeats(), 5);
+  EXPECT_EQ(t.steps_per_repeat, 100);
+  EXPECT_EQ(t.warmup_steps, 7);
+  // Samples kept in the order run.
+  EXPECT_DOUBLE_EQ(t.samples[0], 5.0);
+  const auto even = summarize({4.0, 1.0, 3.0, 2.0});
+  EXPECT_DOUBLE_EQ(even.median, 2.5);
+  EXPECT_DOUBLE_EQ(even.q1, 1.75);
+  EXPECT_DOUBLE_EQ(even.q3, 3.25);
+}
+
+TEST(StepTimer, NoiseIsOverlapOfTheRanges) {
+  const auto a = summarize({1.0, 1.1, 1.2});
+  EXPECT_TRUE(difference_within_noise(a, summarize({1.15, 1.3, 1.4})));
+  EXPECT_FALSE(difference_within_noise(a, summarize({0.5, 0.6, 0.7})));
+  EXPECT_FALSE(difference_within_noise(a, summarize({1.21, 1.3})));
+  EXPECT_TRUE(difference_within_noise(a, TimingSummary{}));  // nothing measured: not a speed-up
+}
+
+TEST(StepTimer, WarmsUpResetsAndTimesWholeStretches) {
+  std::vector<std::string> calls;
+  Stepper s;
+  s.reset = [&] { calls.push_back("reset"); };
+  s.advance = [&](std::int64_t n) { calls.push_back("advance " + std::to_string(n)); };
+  s.fence = [&] { calls.push_back("fence"); };
+  TimingPlan plan;
+  plan.repeats = 3;
+  plan.warmup_steps = 2;
+  plan.steps = 50;
+  const auto t = time_stepping(MPI_COMM_WORLD, plan, s);
+  ASSERT_EQ(t.repeats(), 3);
+  EXPECT_EQ(t.steps_per_repeat, 50);
+  const std::vector<std::string> one = {"reset", "advance 2", "fence", "advance 50", "fence"};
+  std::vector<std::string> want;
+  for (int r = 0; r < 3; ++r) want.insert(want.end(), one.begin(), one.end());
+  EXPECT_EQ(calls, want);
+  for (double x : t.samples) EXPECT_GE(x, 0.0);
+  EXPECT_LE(t.min, t.median);
+  EXPECT_LE(t.median, t.max);
+}
+
+TEST(StepTimer, ChoosesTheStretchFromMinSeconds) {
+  std::int64_t total = 0;
+  Stepper s;
+  // Each step takes at least 1 ms, so 16 steps always reach 10 ms; a slow machine may stop earlier.
+  s.advance = [&](std::int64_t n) {
+    total += n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(n));
+  };
+  TimingPlan plan;
+  plan.repeats = 2;
+  plan.warmup_steps = 1;
+  plan.steps = 0;
+  plan.min_seconds = 0.01;
+  const auto t = time_stepping(MPI_COMM_WORLD, plan, s);
+  EXPECT_GE(t.steps_per_repeat, 1);
+  EXPECT_LE(t.steps_per_repeat, 16);
+  EXPECT_EQ(t.repeats(), 2);
+  for (double x : t.samples) EXPECT_GE(x, 1e-3);  // sleep_for sleeps at least as long as asked
+  EXPECT_THROW(time_stepping(MPI_COMM_WORLD, plan, Stepper{}), Error);
+}
+
+TEST(Machine, TriadAndLaunchAreMeasured) {
+  const auto t = measure_triad(MPI_COMM_WORLD, std::size_t(1) << 20, 3);
+  int ranks = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  EXPECT_EQ(t.ranks, ranks);
+  EXPECT_EQ(t.elements, std::size_t(1) << 20);
+  EXPECT_EQ(t.repeats, 3);
+  EXPECT_TRUE(std::isfinite(t.total_gbs));
+  EXPECT_GT(t.total_gbs, 0.0);
+  EXPECT_GT(t.seconds, 0.0);
+  EXPECT_LE(t.rank_gbs_min, t.rank_gbs_max);
+  EXPECT_GE(t.total_gbs, t.median_total_gbs);  // best repeat against the median one
+  EXPECT_FALSE(t.where.empty());
+  const double launch = measure_launch_seconds(MPI_COMM_WORLD, 20);
+  EXPECT_GT(launch, 0.0);
+}
+
+}  // namespace
