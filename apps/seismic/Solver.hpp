@@ -70,6 +70,11 @@ class Solver {
   void initialize(int shot);
   void step();
   void run(int nsteps);
+  // The part of a step that does not shrink with the grid, timed alone: the halo exchanges of p
+  // (and of the CPML memory variables) and the boundary fills of one step, median of `reps`
+  // repetitions on this rank, seconds, fenced. For the report's warning when a step is too small
+  // to tell precisions apart. The state is unchanged (exchanges and fills are idempotent).
+  double fixed_step_seconds(int reps = 20);
 
   double time() const { return double(m_step) * m_dt; }
   int step_index() const { return m_step; }

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 
@@ -306,6 +307,28 @@ void Solver<Storage, Compute>::step() {
 template <class Storage, class Compute>
 void Solver<Storage, Compute>::run(int nsteps) {
   for (int s = 0; s < nsteps; ++s) step();
+}
+
+template <class Storage, class Compute>
+double Solver<Storage, Compute>::fixed_step_seconds(int reps) {
+  const execution_space space;
+  std::vector<double> t;
+  reps = std::max(reps, 1);
+  for (int r = 0; r < reps + 2; ++r) {  // two untimed: buffers and first touch
+    space.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    m_halo.exchange(space, {&m_p});
+    fill_boundaries(m_p);
+    if (m_has_pml) {
+      std::vector<memory_field_type*> mem;
+      for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
+      m_memory_halo->exchange(space, mem);
+    }
+    space.fence();
+    if (r >= 2) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
 
 template <class Storage, class Compute>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 
 namespace mantissa::workflow {
 
@@ -22,13 +23,19 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + f * (sorted[hi] - sorted[lo]);
 }
 
+double cpu_now() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 // Seconds of one stretch of n steps, the slowest rank's.
-double timed_stretch(MPI_Comm comm, const Stepper& s, std::int64_t n) {
+double timed_stretch(MPI_Comm comm, const TimingPlan& plan, const Stepper& s, std::int64_t n) {
   MPI_Barrier(comm);
-  const double t0 = now();
+  const double t0 = plan.cpu_time ? cpu_now() : now();
   s.advance(n);
   if (s.fence) s.fence();
-  double local = now() - t0, global = 0.0;
+  double local = plan.cpu_time ? (cpu_now() - t0) / std::max(plan.cpu_threads, 1) : now() - t0, global = 0.0;
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
   return global;
 }
@@ -72,7 +79,7 @@ TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper
     // every rank chooses the same length); these probe stretches are not samples.
     steps = 1;
     while (steps < plan.max_steps) {
-      const double t = timed_stretch(comm, stepper, steps);
+      const double t = timed_stretch(comm, plan, stepper, steps);
       if (t >= plan.min_seconds) break;
       steps = std::min(plan.max_steps, steps * 2);
     }
@@ -82,7 +89,7 @@ TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper
   samples.reserve(static_cast<std::size_t>(plan.repeats));
   for (int r = 0; r < plan.repeats; ++r) {
     if (r > 0 && stepper.reset) start();
-    samples.push_back(timed_stretch(comm, stepper, steps) / double(steps));
+    samples.push_back(timed_stretch(comm, plan, stepper, steps) / double(steps));
   }
   return summarize(std::move(samples), steps, plan.warmup_steps);
 }

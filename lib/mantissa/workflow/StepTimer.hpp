@@ -40,6 +40,11 @@ struct TimingPlan {
   std::int64_t steps = 0;           // steps per stretch; 0: enough for min_seconds
   double min_seconds = 0.05;        // with steps = 0: a stretch lasts at least this long
   std::int64_t max_steps = 100000;  // with steps = 0: never more steps per stretch than this
+  // Process CPU time divided by `cpu_threads` instead of wall time: on a shared, loaded machine it
+  // counts only the time this process ran (caches and memory are still shared: for comparing
+  // variants with each other, never for a report's speed column).
+  bool cpu_time = false;
+  int cpu_threads = 1;
 };
 
 // Hooks of the thing being timed. reset: back to a start state (untimed; may be empty);
