@@ -1,0 +1,372 @@
+// Poisson, 7-point, 3D, cell-centred, Dirichlet faces, to a relative residual of 1e-10:
+// mantissa's solver with every inner precision beside hypre's PFMG (as CG preconditioner and
+// alone) on the same problem and tolerance, and the smoother / residual kernels' bandwidth as
+// a fraction of STREAM triad, all in the same run. Each mixed run must reach the fp64 run's
+// relative residual (HPG-MxP rule); the table gives time, iterations, the iteration penalty
+// and the true fp64 residual at the end.
+//
+//   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre]
+#include <mantissa/solvers/PoissonSolver.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#if defined(MANTISSA_BENCH_HYPRE)
+#include <HYPRE_struct_ls.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace mantissa;
+using namespace mantissa::solvers;
+using Clock = std::chrono::steady_clock;
+constexpr double pi = 3.14159265358979323846;
+
+int g_rank = 0;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// STREAM triad a = b + s c (McCalpin), best of 10, bytes counted as STREAM does (3 arrays).
+double stream_triad_gbs() {
+  const std::size_t n = std::size_t(1) << 25;
+  Kokkos::View<double*> a("mantissa::bench::triad::a", n), b("mantissa::bench::triad::b", n),
+      c("mantissa::bench::triad::c", n);
+  Kokkos::deep_copy(b, 1.0);
+  Kokkos::deep_copy(c, 2.0);
+  double best = 1e30;
+  for (int rep = 0; rep < 10; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    Kokkos::parallel_for(
+        "mantissa::bench::triad", Kokkos::RangePolicy<>(0, n), KOKKOS_LAMBDA(const std::size_t i) { a(i) = b(i) + 3.0 * c(i); });
+    Kokkos::fence();
+    double t = seconds_since(t0);
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    best = std::min(best, t);
+  }
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return double(size) * 3.0 * 8.0 * double(n) / best / 1e9;
+}
+
+template <class T>
+void kernel_bandwidth(const Decomposition& decomp, double triad) {
+  MultigridOptions mo;
+  mo.precisions = std::vector<Precision>{precision_traits<T>::precision};
+  Multigrid<> mg(decomp, Boundary::all(BoundaryKind::dirichlet), mo);
+  auto& lv = mg.level(0);
+  auto& d = std::get<typename Multigrid<>::template LevelData<T>>(lv.data);
+  Kokkos::deep_copy(d.x.view(), T(0.5f));
+  Kokkos::deep_copy(d.f.view(), T(1.0f));
+  using C = mantissa::solvers::detail::compute_t<T>;
+  const auto s = level_stencil<C>(lv, 3);
+  const double cells = double(decomp.grid().num_points());
+  auto best_of = [&](auto&& f) {
+    double best = 1e30;
+    for (int rep = 0; rep < 6; ++rep) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t0 = Clock::now();
+      f();
+      Kokkos::fence();
+      double t = seconds_since(t0);
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      if (rep > 0) best = std::min(best, t);
+    }
+    return best;
+  };
+  const Kokkos::DefaultExecutionSpace space;
+  // bytes: the ideal traffic (read x and f, write one array), as STREAM counts
+  const double bytes = 3.0 * sizeof(T) * cells;
+  const double t_res = best_of([&] { mantissa::solvers::detail::residual(space, lv.place, s, d.x.view(), d.f.view(), d.r.view()); });
+  const double t_jac =
+      best_of([&] { mantissa::solvers::detail::jacobi(space, lv.place, s, C(0.8), d.x.view(), d.x2.view(), d.f.view(), false); });
+  const double t_gs = best_of([&] {
+    mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 0);
+    mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 1);
+  });
+  if (g_rank == 0) {
+    std::printf("  %-5s residual      %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name, bytes / t_res / 1e9,
+                100.0 * bytes / t_res / 1e9 / triad);
+    std::printf("  %-5s jacobi sweep  %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name, bytes / t_jac / 1e9,
+                100.0 * bytes / t_jac / 1e9 / triad);
+    std::printf("  %-5s red-black GS  %7.2f GB/s  %5.1f%% of triad (both colours, counted as one pass)\n",
+                precision_traits<T>::name, bytes / t_gs / 1e9, 100.0 * bytes / t_gs / 1e9 / triad);
+  }
+}
+
+void fill_rhs(const Decomposition& decomp, Field<double>& b) {
+  const auto& g = decomp.grid();
+  auto h = Kokkos::create_mirror_view(b.view());
+  const auto o = decomp.offset(), e = decomp.extent();
+  for (std::int64_t k = 0; k < e[2]; ++k)
+    for (std::int64_t j = 0; j < e[1]; ++j)
+      for (std::int64_t i = 0; i < e[0]; ++i) {
+        const double x = (double(o[0] + i) + 0.5) * g.spacing[0], y = (double(o[1] + j) + 0.5) * g.spacing[1],
+                     z = (double(o[2] + k) + 0.5) * g.spacing[2];
+        h(k + 1, j + 1, i + 1) = 3 * pi * pi * std::sin(pi * x) * std::sin(pi * y) * std::sin(pi * z) +
+                                 std::sin(17.0 * x + 3.0 * y * z);  // not only the smoothest mode
+      }
+  Kokkos::deep_copy(b.view(), h);
+}
+
+struct Row {
+  std::string name;
+  double seconds = 0, setup = 0, residual = 0;
+  int iterations = 0, steps = 0, fallbacks = 0;
+};
+
+#if defined(MANTISSA_BENCH_HYPRE)
+// hypre Struct: the same scaled operator L = h^2 (-lap_h) with the Dirichlet mirror rows,
+// right-hand side h^2 b, on this rank's box of the same decomposition.
+Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg, int reps, double& true_res) {
+  Row row;
+  row.name = with_pcg ? "hypre PCG+PFMG" : "hypre PFMG";
+  const auto o = decomp.offset(), e = decomp.extent();
+  const auto n = decomp.grid().n;
+  const double h2 = decomp.grid().spacing[0] * decomp.grid().spacing[0];
+  HYPRE_Int ilower[3] = {HYPRE_Int(o[0]), HYPRE_Int(o[1]), HYPRE_Int(o[2])};
+  HYPRE_Int iupper[3] = {HYPRE_Int(o[0] + e[0] - 1), HYPRE_Int(o[1] + e[1] - 1), HYPRE_Int(o[2] + e[2] - 1)};
+  HYPRE_StructGrid grid;
+  HYPRE_StructGridCreate(MPI_COMM_WORLD, 3, &grid);
+  HYPRE_StructGridSetExtents(grid, ilower, iupper);
+  HYPRE_StructGridAssemble(grid);
+  HYPRE_StructStencil stencil;
+  HYPRE_StructStencilCreate(3, 7, &stencil);
+  HYPRE_Int offs[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  for (int s = 0; s < 7; ++s) HYPRE_StructStencilSetElement(stencil, s, offs[s]);
+  HYPRE_StructMatrix A;
+  HYPRE_StructMatrixCreate(MPI_COMM_WORLD, grid, stencil, &A);
+  HYPRE_StructMatrixSetSymmetric(A, 0);
+  HYPRE_StructMatrixInitialize(A);
+  const std::size_t cells = std::size_t(e[0] * e[1] * e[2]);
+  std::vector<double> vals(cells * 7);
+  std::size_t q = 0;
+  for (std::int64_t k = 0; k < e[2]; ++k)
+    for (std::int64_t j = 0; j < e[1]; ++j)
+      for (std::int64_t i = 0; i < e[0]; ++i, ++q) {
+        const std::int64_t g[3] = {o[0] + i, o[1] + j, o[2] + k};
+        double diag = 6.0;
+        for (int a = 0; a < 3; ++a)
+          for (int side = 0; side < 2; ++side) {
+            const bool out = side == 0 ? g[a] == 0 : g[a] == n[std::size_t(a)] - 1;
+            double& v = vals[q * 7 + std::size_t(1 + 2 * a + side)];
+            v = out ? 0.0 : -1.0;
+            if (out) diag += 1.0;  // ghost = -interior (Dirichlet on the face)
+          }
+        vals[q * 7] = diag;
+      }
+  HYPRE_Int entries[7] = {0, 1, 2, 3, 4, 5, 6};
+  HYPRE_StructMatrixSetBoxValues(A, ilower, iupper, 7, entries, vals.data());
+  HYPRE_StructMatrixAssemble(A);
+  HYPRE_StructVector hb, hx;
+  HYPRE_StructVectorCreate(MPI_COMM_WORLD, grid, &hb);
+  HYPRE_StructVectorCreate(MPI_COMM_WORLD, grid, &hx);
+  HYPRE_StructVectorInitialize(hb);
+  HYPRE_StructVectorInitialize(hx);
+  auto bh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.view());
+  std::vector<double> rhs(cells), zero(cells, 0.0), sol(cells);
+  q = 0;
+  for (std::int64_t k = 0; k < e[2]; ++k)
+    for (std::int64_t j = 0; j < e[1]; ++j)
+      for (std::int64_t i = 0; i < e[0]; ++i) rhs[q++] = h2 * bh(k + 1, j + 1, i + 1);
+  HYPRE_StructVectorSetBoxValues(hb, ilower, iupper, rhs.data());
+  HYPRE_StructVectorAssemble(hb);
+  std::vector<double> times;
+  for (int rep = 0; rep <= reps; ++rep) {
+    HYPRE_StructVectorSetBoxValues(hx, ilower, iupper, zero.data());
+    HYPRE_StructVectorAssemble(hx);
+    HYPRE_StructSolver solver, pfmg;
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto t0 = Clock::now();
+    HYPRE_StructPFMGCreate(MPI_COMM_WORLD, &pfmg);
+    HYPRE_StructPFMGSetRAPType(pfmg, 0);   // Galerkin coarse operators
+    HYPRE_StructPFMGSetRelaxType(pfmg, 2);  // symmetric red-black Gauss-Seidel
+    HYPRE_StructPFMGSetNumPreRelax(pfmg, 1);
+    HYPRE_StructPFMGSetNumPostRelax(pfmg, 1);
+    HYPRE_StructPFMGSetSkipRelax(pfmg, 0);
+    if (with_pcg) {
+      HYPRE_StructPFMGSetMaxIter(pfmg, 1);
+      HYPRE_StructPFMGSetTol(pfmg, 0.0);
+      HYPRE_StructPFMGSetZeroGuess(pfmg);
+      HYPRE_StructPCGCreate(MPI_COMM_WORLD, &solver);
+      HYPRE_StructPCGSetTol(solver, 1e-10);
+      HYPRE_StructPCGSetTwoNorm(solver, 1);
+      HYPRE_StructPCGSetMaxIter(solver, 200);
+      HYPRE_StructPCGSetPrecond(solver, HYPRE_StructPFMGSolve, HYPRE_StructPFMGSetup, pfmg);
+      HYPRE_StructPCGSetup(solver, A, hb, hx);
+    } else {
+      HYPRE_StructPFMGSetMaxIter(pfmg, 200);
+      HYPRE_StructPFMGSetTol(pfmg, 1e-10);
+      HYPRE_StructPFMGSetup(pfmg, A, hb, hx);
+    }
+    double setup = seconds_since(t0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = Clock::now();
+    HYPRE_Int its = 0;
+    HYPRE_Real res = 0;
+    if (with_pcg) {
+      HYPRE_StructPCGSolve(solver, A, hb, hx);
+      HYPRE_StructPCGGetNumIterations(solver, &its);
+      HYPRE_StructPCGGetFinalRelativeResidualNorm(solver, &res);
+    } else {
+      HYPRE_StructPFMGSolve(pfmg, A, hb, hx);
+      HYPRE_StructPFMGGetNumIterations(pfmg, &its);
+      HYPRE_StructPFMGGetFinalRelativeResidualNorm(pfmg, &res);
+    }
+    double t = seconds_since(t0);
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &setup, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rep > 0) times.push_back(t);
+    row.setup = setup;
+    row.iterations = int(its);
+    row.residual = double(res);
+    if (with_pcg) HYPRE_StructPCGDestroy(solver);
+    HYPRE_StructPFMGDestroy(pfmg);
+  }
+  row.seconds = median(times);
+  // true relative residual of hypre's answer with a plain loop (halo by a gather of planes is
+  // not needed: recompute from the assembled matrix row by row through hypre's own matvec)
+  HYPRE_StructVectorGetBoxValues(hx, ilower, iupper, sol.data());
+  {
+    HYPRE_StructVector hr;
+    HYPRE_StructVectorCreate(MPI_COMM_WORLD, grid, &hr);
+    HYPRE_StructVectorInitialize(hr);
+    HYPRE_StructVectorSetBoxValues(hr, ilower, iupper, rhs.data());
+    HYPRE_StructVectorAssemble(hr);
+    HYPRE_StructMatrixMatvec(-1.0, A, hx, 1.0, hr);
+    std::vector<double> r(cells);
+    HYPRE_StructVectorGetBoxValues(hr, ilower, iupper, r.data());
+    double s[2] = {0, 0};
+    for (std::size_t c = 0; c < cells; ++c) {
+      s[0] += r[c] * r[c];
+      s[1] += rhs[c] * rhs[c];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, s, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    true_res = std::sqrt(s[0] / s[1]);
+    HYPRE_StructVectorDestroy(hr);
+  }
+  HYPRE_StructVectorDestroy(hb);
+  HYPRE_StructVectorDestroy(hx);
+  HYPRE_StructMatrixDestroy(A);
+  HYPRE_StructStencilDestroy(stencil);
+  HYPRE_StructGridDestroy(grid);
+  return row;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::int64_t n = 128;
+  int reps = 3;
+  bool hypre = true;
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--n") && a + 1 < argc) n = std::atoll(argv[++a]);
+    else if (!std::strcmp(argv[a], "--reps") && a + 1 < argc) reps = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--no-hypre")) hypre = false;
+  }
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+#if defined(MANTISSA_BENCH_HYPRE)
+    HYPRE_Init();
+#endif
+    Grid g;
+    g.dim = 3;
+    g.n = {n, n, n};
+    g.spacing = {1.0 / double(n), 1.0 / double(n), 1.0 / double(n)};
+    Decomposition decomp(MPI_COMM_WORLD, g);
+    if (g_rank == 0)
+      std::printf("Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, relative residual 1e-10; %d ranks x %d threads, "
+                  "median of %d solves after a warm-up\n",
+                  (long long)n, size, Kokkos::DefaultExecutionSpace().concurrency(), reps);
+    const double triad = stream_triad_gbs();
+    if (g_rank == 0) std::printf("STREAM triad (same run): %.2f GB/s\nkernels on the finest level:\n", triad);
+    kernel_bandwidth<double>(decomp, triad);
+    kernel_bandwidth<float>(decomp, triad);
+    kernel_bandwidth<bf16>(decomp, triad);
+
+    Field<double> b("mantissa::bench::b", decomp, 1), x("mantissa::bench::x", decomp, 1);
+    fill_rhs(decomp, b);
+    std::vector<Row> rows;
+    for (const char* prec : {"fp64", "fp32", "progressive_bf16", "progressive_fp16", "bf16", "fp16"}) {
+      SolverOptions opt;
+      opt.multigrid.precisions = parse_level_precisions(prec);
+      Row row;
+      row.name = std::string("mantissa ") + prec;
+      auto t0 = Clock::now();
+      PoissonSolver<> solver(decomp, Boundary::all(BoundaryKind::dirichlet), opt);
+      row.setup = seconds_since(t0);
+      std::vector<double> times;
+      for (int rep = 0; rep <= reps; ++rep) {
+        Kokkos::deep_copy(x.view(), 0.0);
+        solver.set_precisions(opt.multigrid.precisions);  // undo a fallback of an earlier rep
+        MPI_Barrier(MPI_COMM_WORLD);
+        const auto st = solver.solve(b, x);
+        double t = st.seconds;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (rep > 0) times.push_back(t);
+        row.iterations = st.iterations;
+        row.steps = st.refinement_steps;
+        row.residual = st.relative_residual;
+        row.fallbacks = int(st.fallbacks.size());
+      }
+      row.seconds = median(times);
+      rows.push_back(row);
+      if (g_rank == 0) {
+        std::printf("  %-26s %8.3f s  %3d it  residual %.2e\n", row.name.c_str(), row.seconds, row.iterations,
+                    row.residual);
+        std::fflush(stdout);
+      }
+    }
+    std::vector<std::pair<Row, double>> peers;
+#if defined(MANTISSA_BENCH_HYPRE)
+    if (hypre)
+      for (bool pcg : {true, false}) {
+        double tr = 0;
+        Row r = run_hypre(decomp, b, pcg, reps, tr);
+        peers.push_back({r, tr});
+        if (g_rank == 0) {
+          std::printf("  %-26s %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n", r.name.c_str(), r.seconds,
+                      r.iterations, tr, r.residual);
+          std::fflush(stdout);
+        }
+      }
+#else
+    (void)hypre;
+#endif
+    if (g_rank == 0) {
+      const Row& ref = rows.front();
+      std::printf("\n| solver | solve s | setup s | iterations | penalty | refinement steps | fallbacks | final rel. residual | time / mantissa fp64 |\n");
+      std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+      for (const auto& r : rows)
+        std::printf("| %s | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f |\n", r.name.c_str(), r.seconds, r.setup,
+                    r.iterations, double(r.iterations) / double(ref.iterations), r.steps, r.fallbacks, r.residual,
+                    r.seconds / ref.seconds);
+      for (const auto& [r, tr] : peers)
+        std::printf("| %s | %.3f | %.3f | %d | - | - | - | %.2e | %.3f |\n", r.name.c_str(), r.seconds, r.setup,
+                    r.iterations, tr, r.seconds / ref.seconds);
+    }
+#if defined(MANTISSA_BENCH_HYPRE)
+    HYPRE_Finalize();
+#endif
+  }
+  MPI_Finalize();
+  return 0;
+}
