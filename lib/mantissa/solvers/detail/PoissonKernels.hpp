@@ -134,6 +134,12 @@ struct Stencil {
     if (is3d) d -= (g2 == 0 ? lo[2] : C(0)) + (g2 == last[2] ? hi[2] : C(0));
     return d;
   }
+  // 1 / diag_at: one division only on boundary cells (measured: a division per cell made the
+  // Jacobi sweep half as fast as the residual kernel on the host).
+  KOKKOS_INLINE_FUNCTION C inv_diag_at(const std::int64_t k, const std::int64_t j, const std::int64_t i) const {
+    const C d = diag_at(k, j, i);
+    return d == diag ? inv_diag : C(1) / d;
+  }
 };
 
 template <class C>
@@ -218,7 +224,7 @@ void jacobi(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& 
   if (zero_initial) {
     for_each_cell("mantissa::solvers::Multigrid::jacobi_first", space, p.owned(),
                   KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                    x_out(k, j, i) = T(w * C(f(k, j, i)) / s.diag_at(k, j, i));
+                    x_out(k, j, i) = T(w * C(f(k, j, i)) * s.inv_diag_at(k, j, i));
                   });
     return;
   }
@@ -226,7 +232,7 @@ void jacobi(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& 
                 KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
                   const C xc = C(x_in(k, j, i));
                   const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
-                  x_out(k, j, i) = T(xc + w * r / s.diag_at(k, j, i));
+                  x_out(k, j, i) = T(xc + w * r * s.inv_diag_at(k, j, i));
                 });
 }
 
@@ -240,7 +246,7 @@ void chebyshev_step(const Exec& space, const Placement& p, const Stencil<compute
   if (zero_initial) {
     for_each_cell("mantissa::solvers::Multigrid::chebyshev_first", space, p.owned(),
                   KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                    const C dn = b * C(f(k, j, i)) / s.diag_at(k, j, i);
+                    const C dn = b * C(f(k, j, i)) * s.inv_diag_at(k, j, i);
                     d(k, j, i) = T(dn);
                     x_out(k, j, i) = T(dn);
                   });
@@ -250,7 +256,7 @@ void chebyshev_step(const Exec& space, const Placement& p, const Stencil<compute
                 KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
                   const C xc = C(x_in(k, j, i));
                   const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
-                  const C dn = a * C(d(k, j, i)) + b * r / s.diag_at(k, j, i);
+                  const C dn = a * C(d(k, j, i)) + b * r * s.inv_diag_at(k, j, i);
                   d(k, j, i) = T(dn);
                   x_out(k, j, i) = T(xc + dn);
                 });
@@ -273,7 +279,7 @@ void rbgs(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s,
                   for (std::int64_t i = start; i < x1; i += 2) {
                     const C xc = C(x(k, j, i));
                     const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x, s, k, j, i);
-                    x(k, j, i) = T(xc + r / s.diag_at(k, j, i));
+                    x(k, j, i) = T(xc + r * s.inv_diag_at(k, j, i));
                   }
                 });
 }
