@@ -209,6 +209,7 @@ Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg
       HYPRE_StructPCGSetup(solver, A, hb, hx);
     } else {
       HYPRE_StructPFMGSetMaxIter(pfmg, 200);
+      HYPRE_StructPFMGSetLogging(pfmg, 1);  // else its final residual reads 0
       HYPRE_StructPFMGSetTol(pfmg, 1e-10);
       HYPRE_StructPFMGSetup(pfmg, A, hb, hx);
     }
