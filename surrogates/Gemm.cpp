@@ -57,7 +57,7 @@ GemmPath gemm_path(Precision compute) {
     case Precision::bf16:
     case Precision::fp8_e4m3:
     case Precision::fp8_e5m2:
-      if (host_memory && onednn_available()) return GemmPath::onednn_bf16;
+      if (host_memory && onednn_bf16_available()) return GemmPath::onednn_bf16;
       return host_memory ? GemmPath::fp32_embedded : GemmPath::portable;
     case Precision::fp16:
       return host_memory ? GemmPath::fp32_embedded : GemmPath::portable;

@@ -42,6 +42,8 @@ std::string_view to_string(GemmPath p);
 GemmPath gemm_path(Precision compute);
 // Whether the oneDNN bf16 matmul is compiled in (it is only used for host memory).
 bool onednn_available();
+// Whether oneDNN has a bf16 matmul on this CPU (it needs AVX512; AVX2-only CPUs have none).
+bool onednn_bf16_available();
 // One line per precision: "bf16: onednn_bf16 (oneDNN 2.6, ...)"; for `mantissa info`, reports.
 std::string gemm_backends();
 

@@ -98,6 +98,24 @@ bool onednn_available() {
   return true;
 }
 
+// oneDNN implements bf16 matmuls only on CPUs with AVX512 (AVX512-BF16 or its AVX512 emulation);
+// on an AVX2-only CPU it has no implementation and primitive creation throws. Probed once.
+bool onednn_bf16_available() {
+  static const bool ok = [] {
+    try {
+      using dt = dnnl::memory::data_type;
+      const dnnl::memory::desc a({16, 16}, dt::bf16, dnnl::memory::dims{16, 1});
+      const dnnl::memory::desc c({16, 16}, dt::f32, dnnl::memory::dims{16, 1});
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, a, c), state().engine);
+      (void)pd;
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return ok;
+}
+
 void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uint16_t>& A,
                       const Matrix<const std::uint16_t>& B, float beta, const Matrix<float>& C) {
   onednn_matmul("gemm_onednn_bf16", GemmPath::onednn_bf16, dnnl::memory::data_type::bf16, ta, tb, alpha,
@@ -113,6 +131,9 @@ void gemm_onednn_f32(char ta, char tb, float alpha, const Matrix<const float>& A
 #else
 
 bool onednn_available() {
+  return false;
+}
+bool onednn_bf16_available() {
   return false;
 }
 

@@ -72,7 +72,7 @@ double onednn_f32_gflops(int n, int reps) {
   return 2.0 * n * double(n) * n / best / 1e9;
 }
 double onednn_gflops(int n, int reps) {
-  if (!ms::onednn_available()) return 0.0;
+  if (!ms::onednn_bf16_available()) return 0.0;
   ms::Matrix<std::uint16_t> A("bench::A16", n, n), B("bench::B16", n, n);
   auto C = ms::make_matrix<float>("bench::C", n, n);
   Kokkos::deep_copy(A, std::uint16_t(0x3f00));
