@@ -8,7 +8,9 @@ namespace mantissa::surrogates {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+// 2: the attributes of SurrogateState::defines (steps_per_prediction, scaling) are written and
+// checked; a version 1 file did not say how many steps one prediction advances.
+constexpr int kFormatVersion = 2;
 
 template <class T>
 hid_t native() {
@@ -148,6 +150,7 @@ std::vector<std::pair<const char*, std::int64_t>> config_fields(const ModelConfi
           {"window", c.window},
           {"shifted", c.shifted ? 1 : 0},
           {"learned_positions", c.position == PositionKind::learned ? 1 : 0},
+          {"no_positions", c.position == PositionKind::none ? 1 : 0},
           {"global_patches_x", c.position == PositionKind::learned ? c.global_patches[0] : 0},
           {"global_patches_y", c.position == PositionKind::learned ? c.global_patches[1] : 0},
           {"global_patches_z", c.position == PositionKind::learned ? c.global_patches[2] : 0}};
@@ -170,6 +173,8 @@ void save_surrogate(const std::string& file, const SurrogateState<T>& state, boo
   auto& model = *state.model;
   write_attr_i64(g, "format_version", kFormatVersion);
   for (const auto& [k, v] : config_fields(model.config())) write_attr_i64(g, k, v);
+  if (state.defines != nullptr)
+    for (const auto& [k, v] : *state.defines) write_attr_i64(g, k.c_str(), v);
   write_attr_str(g, "master_precision", std::is_same<T, double>::value ? "fp64" : "fp32");
   write_attr_str(g, "description", model.config().describe());
   {
@@ -222,7 +227,9 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
   const auto version = read_attr_i64(g, "format_version", file);
   if (version != kFormatVersion)
     throw Error("surrogate checkpoint '" + file + "': format version " + std::to_string(version) +
-                ", this mantissa reads version " + std::to_string(kFormatVersion));
+                ", this mantissa reads version " + std::to_string(kFormatVersion) +
+                (version < kFormatVersion ? " (older files do not record surrogate.steps_per_prediction); retrain the surrogate"
+                                          : "; use the mantissa that wrote it"));
   auto& model = *state.model;
   for (const auto& [k, v] : config_fields(model.config())) {
     const auto got = read_attr_i64(g, k, file);
@@ -231,6 +238,18 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
                   " in the file but " + std::to_string(v) +
                   " in the deck; use the deck the weights were trained with");
   }
+  if (state.defines != nullptr)
+    for (const auto& [k, v] : *state.defines) {
+      if (!has_attr(g, k.c_str()))
+        throw Error("surrogate checkpoint '" + file + "': surrogate." + k +
+                    " is not recorded in the file; it was written without it and cannot be checked "
+                    "against the deck's value " + std::to_string(v) + "; retrain the surrogate");
+      const auto got = read_attr_i64(g, k.c_str(), file);
+      if (got != v)
+        throw Error("surrogate checkpoint '" + file + "': surrogate." + k + " is " + std::to_string(got) +
+                    " in the file but " + std::to_string(v) +
+                    " in the deck; use the deck the weights were trained with");
+    }
   {
     Handle w(H5Gopen2(g, "weights", H5P_DEFAULT), H5Gclose);
     for (const auto& p : model.parameters()) read_view(w, "weights/", p.name, p.shape, p.value, file);

@@ -1,6 +1,7 @@
 #pragma once
 // Surrogate state in HDF5, under the group /surrogate of a (possibly shared) checkpoint file:
-//   attributes  format_version, the ModelConfig fields, master precision, optimizer step,
+//   attributes  format_version, the ModelConfig fields, what else defines the model
+//               (SurrogateState::defines: steps_per_prediction, scaling), master precision, optimizer step,
 //               loss scale and its good-step counter, the generator state (text)
 //   weights/<name>        every parameter in the master type, with its shape
 //   adam_m/<name>, adam_v/<name>   AdamW moments (when a trainer is given)
@@ -12,7 +13,10 @@
 #include <surrogates/Dataset.hpp>
 #include <surrogates/Trainer.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mantissa::surrogates {
 
@@ -22,6 +26,10 @@ struct SurrogateState {
   Trainer<T>* trainer = nullptr;           // optional: optimizer and loss-scale state
   Normalization* normalization = nullptr;  // optional
   std::string* rng_state = nullptr;        // optional: text of the sampling generator
+  // What defines the model beyond ModelConfig (surrogate.* key without the prefix, value), e.g.
+  // steps_per_prediction: written as attributes; load refuses a file whose value differs or is
+  // absent, naming the key.
+  const std::vector<std::pair<std::string, std::int64_t>>* defines = nullptr;
 };
 
 // create: truncate/create the file; otherwise the group is added to an existing file (which must

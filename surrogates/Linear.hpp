@@ -19,6 +19,8 @@ struct Context {
   // The caller guarantees that the weights are unchanged since this model's previous forward
   // (an inference session): 16-bit weight copies rounded then are reused instead of rounded again.
   bool weights_unchanged = false;
+  // How fp8 operands get their amax (reduction over ranks, counted rows, current vs delayed).
+  Fp8Amax fp8{};
 };
 
 template <class T>
@@ -132,8 +134,8 @@ class Linear {
         return;
       }
     }
-    m_mm.run(ctx.compute, 'N', 'T', T(1), x, {&m_sx, OperandKind::activation}, m_w,
-             {&m_sw, OperandKind::weight}, T(1), y);
+    m_mm.run(ctx.compute, 'N', 'T', T(1), x, {&m_sx, OperandKind::activation, &ctx.fp8}, m_w,
+             {&m_sw, OperandKind::weight, &ctx.fp8}, T(1), y);
   }
 
   // Accumulates dW, db; writes dx when need_dx (the first layer does not need it).
@@ -151,10 +153,10 @@ class Linear {
     }
     if (!done) {
       if (need_dx)
-        m_mm.run(ctx.compute, 'N', 'N', T(1), dy, {&m_sdy, OperandKind::gradient}, m_w,
-                 {&m_sw, OperandKind::weight}, T(0), dx);
-      m_mm.run(ctx.compute, 'T', 'N', T(1), dy, {&m_sdy, OperandKind::gradient}, m_x,
-               {&m_sx, OperandKind::activation}, T(1), m_dw);
+        m_mm.run(ctx.compute, 'N', 'N', T(1), dy, {&m_sdy, OperandKind::gradient, &ctx.fp8}, m_w,
+                 {&m_sw, OperandKind::weight, &ctx.fp8}, T(0), dx);
+      m_mm.run(ctx.compute, 'T', 'N', T(1), dy, {&m_sdy, OperandKind::gradient, &ctx.fp8}, m_x,
+               {&m_sx, OperandKind::activation, &ctx.fp8}, T(1), m_dw);
     }
     column_sums_into(dy, m_db);
   }

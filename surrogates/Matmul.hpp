@@ -11,6 +11,8 @@
 #include <surrogates/Gemm.hpp>
 #include <surrogates/detail/GemmVendor.hpp>
 
+#include <mpi.h>
+
 #include <string>
 
 namespace mantissa::surrogates {
@@ -18,10 +20,27 @@ namespace mantissa::surrogates {
 // What kind of tensor an operand is: decides the fp8 format (E4M3 / E5M2).
 enum class OperandKind { activation, weight, gradient };
 
+// Where an fp8 operand's amax comes from, shared by all GEMMs of one forward/backward.
+//  - comm: the amax of activations and gradients is all-reduced (MPI_MAX) over it, so every rank
+//    of a domain-decomposed or data-parallel run casts with the same scale (the scale is then a
+//    property of the global tensor, not of a rank's part: rank-count invariance). MPI_COMM_NULL:
+//    no reduction.
+//  - counted_rows: tokens (rows) whose values count for that amax; empty = all. A rank's
+//    inference or training tile carries a halo of tokens owned by its neighbours, whose outer
+//    rows see cut windows: they must not set the scale the owned tokens are cast with.
+//  - current: just-in-time scaling from the tensor about to be cast, delayed-scaling history left
+//    alone (inference: no warm-up or earlier state can saturate the first real prediction).
+struct Fp8Amax {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Kokkos::View<const std::uint8_t*, MemSpace> counted_rows;
+  bool current = false;
+};
+
 // Delayed scaling for one operand; null means "no fp8 scaling state" (16-bit and up).
 struct Fp8Operand {
   DelayedScaling* scaling = nullptr;
   OperandKind kind = OperandKind::activation;
+  const Fp8Amax* amax = nullptr;  // null: local amax of all rows, delayed scaling
 };
 
 namespace detail {
@@ -91,15 +110,48 @@ class Matmul {
 
  private:
   // Scale for this cast from the amax history; the first cast (empty history) uses its own amax.
+  // With Fp8Amax::current, from this tensor's amax (history untouched).
   static float fp8_scale(Fp8Operand f, const Matrix<T>& X) {
     if (f.scaling == nullptr)
       throw Error(
           "mantissa::surrogates::Matmul: fp8 compute needs a scaling state for every operand (internal)");
-    const float current = amax(X);
+    float current = 0.0f;
+    const bool tokens = f.kind != OperandKind::weight;  // rows are tokens
+    if (f.amax != nullptr && tokens && f.amax->counted_rows.extent(0) == X.extent(0))
+      current = counted_amax(X, f.amax->counted_rows);
+    else
+      current = amax(X);
+    // Weights are the same on every rank; activations and gradients are parts of one tensor.
+    if (f.amax != nullptr && tokens && f.amax->comm != MPI_COMM_NULL)
+      MPI_Allreduce(MPI_IN_PLACE, &current, 1, MPI_FLOAT, MPI_MAX, f.amax->comm);
+    if (f.amax != nullptr && f.amax->current) {
+      // The format's range as Linear gives it to its states (E5M2 for gradients), the same margin.
+      DelayedScaling now(f.kind == OperandKind::gradient ? float(precision_traits<fp8_e5m2>::max())
+                                                         : float(precision_traits<fp8_e4m3>::max()),
+                         f.scaling->config());
+      now.update(current);
+      return now.scale();
+    }
     if (f.scaling->history().empty()) f.scaling->update(current);
     const float s = f.scaling->scale();
     f.scaling->update(current);  // the amax seen now shapes the next step's scale
     return s;
+  }
+
+ public:
+  // max |X(r, :)| over the rows r with counted(r) != 0 (0 when none).
+  static float counted_amax(const Matrix<T>& X, const Kokkos::View<const std::uint8_t*, MemSpace>& counted) {
+    const auto x = X;
+    const auto c = counted;
+    const std::int64_t cols = X.extent(1);
+    float result = 0.0f;
+    Kokkos::parallel_reduce(
+        "mantissa::surrogates::Matmul::counted_amax", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(X.size())),
+        KOKKOS_LAMBDA(const std::int64_t i, float& m) {
+          if (c(i / cols) != 0) m = math::fmax(m, math::fabs(float(x.data()[i])));
+        },
+        Kokkos::Max<float>(result));
+    return result > 0.0f ? result : 0.0f;
   }
 
   // Public only because nvcc rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA)

@@ -34,7 +34,10 @@ std::string ModelConfig::describe() const {
   os << "ViT " << dim << "D: " << in_channels << " -> " << out_channels << " channels, patch " << patch << "^"
      << dim << ", D=" << embed << ", heads=" << heads << ", layers=" << layers << ", mlp=" << mlp_hidden
      << ", window " << window << "^" << dim << (shifted ? " (shifted)" : "") << ", "
-     << (position == PositionKind::sinusoidal ? "sinusoidal" : "learned") << " positions";
+     << (position == PositionKind::sinusoidal ? "sinusoidal"
+         : position == PositionKind::learned  ? "learned"
+                                              : "no")
+     << " positions";
   return os.str();
 }
 

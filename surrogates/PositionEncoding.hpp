@@ -2,7 +2,10 @@
 // Position encodings added to the patch embeddings, from global patch coordinates:
 //  - sinusoidal (Vaswani et al. 2017), per axis: the D channels are split into dim groups of
 //    Dg = D/dim; group a holds sin(g_a w_i), cos(g_a w_i) with w_i = 10000^(-2i/Dg);
-//  - learned: a table [number of global patches, D], row (gz*Py + gy)*Px + gx.
+//  - learned: a table [number of global patches, D], row (gz*Py + gy)*Px + gx;
+//  - none: nothing added; the model is then equivariant to shifts of the patch grid (up to the
+//    windows' partition and the domain edges), so what it learns at one source position carries
+//    to another (the static inputs, e.g. the velocity, still say where a token is).
 #include <surrogates/Parameter.hpp>
 #include <surrogates/TokenLayout.hpp>
 
@@ -12,7 +15,7 @@
 
 namespace mantissa::surrogates {
 
-enum class PositionKind { sinusoidal, learned };
+enum class PositionKind { sinusoidal, learned, none };
 
 template <class T>
 class PositionEncoding {
@@ -43,6 +46,7 @@ class PositionEncoding {
 
   // x += encoding(token coordinates).
   void forward(const TokenLayout& layout, const Matrix<T>& x) {
+    if (m_kind == PositionKind::none) return;
     check(layout);
     auto coords = layout.coords();
     auto xx = x;

@@ -2,6 +2,8 @@
 #include <surrogates/Surrogate.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace mantissa::surrogates {
@@ -47,7 +49,11 @@ struct Surrogate::Impl {
   // Every change of the weights passes through sync(), which counts it; predict() tells the
   // model when the weights are those of its previous prediction (16-bit weight copies reused).
   std::uint64_t weights_version = 0, predicted_version = ~std::uint64_t(0);
-  Dataset dataset;
+  // Owned tiles (for the normalisation, which must not count halo cells twice) and the same
+  // samples on the training tile: the owned tile plus a halo of patches gathered from the ranks
+  // that own them, so that training sees every window whole as inference does.
+  Dataset dataset, extended;
+  std::vector<double> amplitude;  // per sample: the state's amplitude it was divided by (1 if none)
   Normalization norm;
   std::mt19937_64 gen;
 
@@ -61,6 +67,120 @@ struct Surrogate::Impl {
     ++weights_version;
   }
 };
+
+namespace {
+
+// Boxes of every rank: what it owns and what it needs with `halo` patches around it.
+struct Tiles {
+  std::vector<Box> owned, ext;
+};
+
+Tiles tiles(const Decomposition& d, const ModelConfig& mc, int halo) {
+  const std::array<std::int64_t, 3> ps{mc.patch, mc.patch, mc.patch_z()};
+  const Grid& g = d.grid();
+  Tiles t;
+  t.owned.resize(d.size());
+  t.ext.resize(d.size());
+  for (int r = 0; r < d.size(); ++r) {
+    std::array<int, 3> coords{0, 0, 0};
+    MPI_Cart_coords(d.comm(), r, 3, coords.data());
+    const auto off = d.offset_of(coords), e = d.extent_of(coords);
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t h = a < g.dim ? halo * ps[a] : 0;
+      t.owned[r][0][a] = off[a];
+      t.owned[r][1][a] = off[a] + e[a];
+      t.ext[r][0][a] = std::max<std::int64_t>(0, off[a] - h);
+      t.ext[r][1][a] = std::min<std::int64_t>(g.n[a], off[a] + e[a] + h);
+    }
+  }
+  return t;
+}
+
+std::array<std::int64_t, 3> box_extent(const Box& b) {
+  return {b[1][0] - b[0][0], b[1][1] - b[0][1], b[1][2] - b[0][2]};
+}
+
+// This rank's values of C channels on its extended box, [c][z][y][x], from every rank's owned
+// values `mine` ([c][z][y][x] over its owned box); collective.
+std::vector<double> gather_extended(const Decomposition& d, const Tiles& t, const std::vector<double>& mine,
+                                    int C) {
+  const int size = d.size(), me = d.rank();
+  const Box& ob = t.owned[me];
+  const auto oe = box_extent(ob);
+  std::vector<int> scount(size), sdisp(size), rcount(size), rdisp(size);
+  std::vector<double> sendbuf;
+  for (int r = 0; r < size; ++r) {
+    const Box b = intersect(t.ext[r], ob);
+    sdisp[r] = int(sendbuf.size());
+    for (int c = 0; c < C; ++c)
+      for (std::int64_t z = b[0][2]; z < b[1][2]; ++z)
+        for (std::int64_t y = b[0][1]; y < b[1][1]; ++y)
+          for (std::int64_t x = b[0][0]; x < b[1][0]; ++x)
+            sendbuf.push_back(
+                mine[((c * oe[2] + (z - ob[0][2])) * oe[1] + (y - ob[0][1])) * oe[0] + (x - ob[0][0])]);
+    scount[r] = int(sendbuf.size()) - sdisp[r];
+  }
+  const Box& eb = t.ext[me];
+  const auto ee = box_extent(eb);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    rdisp[r] = total;
+    rcount[r] = int(C * volume(intersect(eb, t.owned[r])));
+    total += rcount[r];
+  }
+  std::vector<double> recvbuf(total);
+  MPI_Alltoallv(sendbuf.data(), scount.data(), sdisp.data(), MPI_DOUBLE, recvbuf.data(), rcount.data(),
+                rdisp.data(), MPI_DOUBLE, d.comm());
+  std::vector<double> out(std::size_t(C) * std::size_t(volume(eb)));
+  for (int r = 0; r < size; ++r) {
+    const Box b = intersect(eb, t.owned[r]);
+    std::int64_t k = rdisp[r];
+    for (int c = 0; c < C; ++c)
+      for (std::int64_t z = b[0][2]; z < b[1][2]; ++z)
+        for (std::int64_t y = b[0][1]; y < b[1][1]; ++y)
+          for (std::int64_t x = b[0][0]; x < b[1][0]; ++x)
+            out[((c * ee[2] + (z - eb[0][2])) * ee[1] + (y - eb[0][1])) * ee[0] + (x - eb[0][0])] =
+                recvbuf[k++];
+  }
+  return out;
+}
+
+// 1 for the tokens of an extended tile that lie in the owned box, tile after tile (tokens
+// row-major (z, y, x) in patches, TokenLayout's order).
+Kokkos::View<std::uint8_t*, MemSpace> owned_tokens(const ModelConfig& mc, const Box& eb, const Box& ob,
+                                                    std::int64_t tiles) {
+  const std::array<std::int64_t, 3> ps{mc.patch, mc.patch, mc.patch_z()};
+  std::array<std::int64_t, 3> n{}, lo{}, hi{};
+  for (int a = 0; a < 3; ++a) {
+    n[a] = (eb[1][a] - eb[0][a]) / ps[a];
+    lo[a] = (ob[0][a] - eb[0][a]) / ps[a];
+    hi[a] = (ob[1][a] - eb[0][a]) / ps[a];
+  }
+  const std::int64_t per = n[0] * n[1] * n[2];
+  Kokkos::View<std::uint8_t*, MemSpace> mask("mantissa::surrogates::Surrogate::owned_tokens", per * tiles);
+  auto h = Kokkos::create_mirror_view(mask);
+  for (std::int64_t t = 0; t < tiles; ++t)
+    for (std::int64_t z = 0; z < n[2]; ++z)
+      for (std::int64_t y = 0; y < n[1]; ++y)
+        for (std::int64_t x = 0; x < n[0]; ++x)
+          h(t * per + (z * n[1] + y) * n[0] + x) = (x >= lo[0] && x < hi[0] && y >= lo[1] && y < hi[1] &&
+                                                    z >= lo[2] && z < hi[2])
+                                                       ? 1
+                                                       : 0;
+  Kokkos::deep_copy(mask, h);
+  return mask;
+}
+
+// The state's amplitude: RMS of channel 0 over the owned cells of all ranks (identical on every
+// rank, and for every rank count up to the association of one sum).
+double state_amplitude(const Decomposition& d, const std::vector<double>& owned, std::int64_t cells) {
+  double s[2] = {0.0, double(cells)};
+  for (std::int64_t k = 0; k < cells; ++k) s[0] += owned[k] * owned[k];
+  MPI_Allreduce(MPI_IN_PLACE, s, 2, MPI_DOUBLE, MPI_SUM, d.comm());
+  return s[1] > 0.0 ? std::sqrt(s[0] / s[1]) : 0.0;
+}
+
+}  // namespace
 
 Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
     : m_impl(std::make_unique<Impl>()), m_config(config), m_decomp(decomp) {
@@ -84,6 +204,13 @@ Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
   }
   if (config.batch_size < 1)
     throw Error("surrogate.train.batch_size = " + std::to_string(config.batch_size) + " must be at least 1");
+  if (!(config.noise >= 0.0))
+    throw Error("surrogate.train.noise = " + std::to_string(config.noise) + " must be at least 0");
+  if (!(config.pushforward >= 0.0 && config.pushforward <= 1.0))
+    throw Error("surrogate.train.pushforward = " + std::to_string(config.pushforward) + " must be in [0, 1]");
+  if (config.scaling == InputScaling::amplitude && mc.out_channels > mc.in_channels)
+    throw Error("surrogate.scaling = amplitude needs the predicted channels among the inputs "
+                "(out_channels <= in_channels)");
   m_impl->gen.seed(config.seed + std::uint64_t(decomp.rank()));
   m_impl->model64 = std::make_unique<Model<double>>(mc);
   m_impl->model32 = std::make_unique<Model<float>>(mc);
@@ -98,9 +225,17 @@ Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
   m_impl->other_stale = true;
   m_impl->sync();
   m_impl->dataset = Dataset(mc.in_channels, mc.out_channels, decomp.extent());
+  const Tiles t = tiles(decomp, mc, train_halo());
+  m_impl->extended = Dataset(mc.in_channels, mc.out_channels, box_extent(t.ext[decomp.rank()]));
 }
 
 Surrogate::~Surrogate() = default;
+
+int Surrogate::train_halo() const {
+  // A pushforward step chains two predictions on the training tile: the first must be exact on
+  // the halo the second needs.
+  return m_config.model.halo_patches() * (m_config.pushforward > 0.0 ? 2 : 1);
+}
 
 namespace {
 std::vector<double> owned_values(const std::vector<const Field<double>*>& fields, int expected,
@@ -123,13 +258,163 @@ std::vector<double> owned_values(const std::vector<const Field<double>*>& fields
 
 void Surrogate::add_sample(const std::vector<const HostField*>& inputs,
                            const std::vector<const HostField*>& targets) {
-  m_impl->dataset.add(owned_values(inputs, m_config.model.in_channels, "add_sample inputs"),
-                      owned_values(targets, m_config.model.out_channels, "add_sample targets"),
-                      m_decomp.offset());
+  const auto& mc = m_config.model;
+  auto in = owned_values(inputs, mc.in_channels, "add_sample inputs");
+  auto out = owned_values(targets, mc.out_channels, "add_sample targets");
+  const std::int64_t cells = m_impl->dataset.cells();
+  double a = 1.0;
+  if (m_config.scaling == InputScaling::amplitude) {
+    a = state_amplitude(m_decomp, in, cells);
+    // A state at rest is predicted exactly (no change) and teaches nothing; every rank skips it.
+    if (!(a > 0.0)) return;
+    for (std::int64_t k = 0; k < mc.out_channels * cells; ++k) in[k] /= a;
+    for (auto& v : out) v /= a;
+  }
+  const Tiles t = tiles(m_decomp, mc, train_halo());
+  const Box& eb = t.ext[m_decomp.rank()];
+  m_impl->extended.add(gather_extended(m_decomp, t, in, mc.in_channels),
+                       gather_extended(m_decomp, t, out, mc.out_channels), eb[0]);
+  m_impl->dataset.add(std::move(in), std::move(out), m_decomp.offset());
+  m_impl->amplitude.push_back(a);
 }
 
 std::int64_t Surrogate::num_samples() const {
   return m_impl->dataset.size();
+}
+
+namespace {
+// Pushforward batch arithmetic in normalised token units. The state channels of tokens `in`
+// (sample i) advance by the prediction `pred`, and the target becomes the rest of the way to the
+// state after sample i+1: t' = t_i + r t_{i+1}^(phys) - pred, all per channel affine.
+// r = amplitude(i+1) / amplitude(i) rescales sample i+1's change into sample i's units.
+template <class T>
+void pushforward_batch(const Matrix<T>& in, const Matrix<T>& t0, const Matrix<T>& t1, const Matrix<T>& pred,
+                       const std::vector<double>& ratio, std::int64_t tokens_per_tile, const ModelConfig& mc,
+                       const Normalization& nz) {
+  const int pc = mc.patch_cells(), cout = mc.out_channels;
+  Kokkos::View<double*, MemSpace> r("mantissa::surrogates::Surrogate::pushforward_ratio", ratio.size());
+  Kokkos::View<double**, MemSpace> k("mantissa::surrogates::Surrogate::pushforward_channels", cout, 4);
+  {
+    auto hr = Kokkos::create_mirror_view(r);
+    for (std::size_t i = 0; i < ratio.size(); ++i) hr(i) = ratio[i];
+    Kokkos::deep_copy(r, hr);
+    auto hk = Kokkos::create_mirror_view(k);
+    for (int c = 0; c < cout; ++c) {
+      hk(c, 0) = nz.out_std[c] / nz.in_std[c];   // normalised change -> normalised input
+      hk(c, 1) = nz.out_mean[c] / nz.in_std[c];
+      hk(c, 2) = nz.out_mean[c] / nz.out_std[c];  // mean of a change in normalised target units
+      hk(c, 3) = 0.0;
+    }
+    Kokkos::deep_copy(k, hk);
+  }
+  const std::int64_t rows = pred.extent(0), fo = pred.extent(1);
+  Kokkos::parallel_for(
+      "mantissa::surrogates::Surrogate::pushforward", Kokkos::RangePolicy<ExecSpace>(0, rows * fo),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t row = e / fo, f = e % fo;
+        const int c = int(f / pc);
+        const double q = double(pred(row, f));
+        const double rr = r(row / tokens_per_tile);
+        // x' = x + (q s_out + m_out); t' = (d_i + r d_{i+1} - (q s_out + m_out) - m_out) / s_out
+        in(row, f) = T(double(in(row, f)) + q * k(c, 0) + k(c, 1));
+        const double t1phys = double(t1(row, f)) + k(c, 2);  // d_{i+1} / s_out
+        t0(row, f) = T(double(t0(row, f)) + rr * t1phys - q - k(c, 2));
+      });
+}
+
+// Adds noise to the state channels of `in` and subtracts it (in target units) from `t`.
+template <class T>
+void add_noise(const Matrix<T>& in, const Matrix<T>& t, double sigma, const ModelConfig& mc,
+               const Normalization& nz, std::mt19937_64& gen) {
+  const int pc = mc.patch_cells(), cout = mc.out_channels;
+  const std::int64_t rows = in.extent(0);
+  auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in);
+  auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t);
+  std::normal_distribution<double> nd(0.0, sigma);
+  for (std::int64_t row = 0; row < rows; ++row)
+    for (int c = 0; c < cout; ++c)
+      for (int q = 0; q < pc; ++q) {
+        const double n = nd(gen);
+        hi(row, c * pc + q) = T(double(hi(row, c * pc + q)) + n);
+        ht(row, c * pc + q) = T(double(ht(row, c * pc + q)) - n * nz.in_std[c] / nz.out_std[c]);
+      }
+  Kokkos::deep_copy(in, hi);
+  Kokkos::deep_copy(t, ht);
+}
+}  // namespace
+
+template <class T>
+void Surrogate::train_steps(int steps, TrainStats& stats) {
+  auto& ds = m_impl->extended;
+  const auto& mc = m_config.model;
+  const auto& nz = m_impl->norm;
+  const Tiles t = tiles(m_decomp, mc, train_halo());
+  const int me = m_decomp.rank();
+  const auto mask = owned_tokens(mc, t.ext[me], t.owned[me], m_config.batch_size);
+  // Sample i+1 continues sample i when its state is sample i's state plus its change (the same
+  // trajectory, one prediction later): the pairs a pushforward step can use. Every rank sees the
+  // same samples in the same order, so the pairs agree; a pair counts where it holds on all ranks.
+  std::vector<std::int64_t> chained;
+  if (m_config.pushforward > 0.0) {
+    const auto& own = m_impl->dataset;
+    const std::int64_t n = own.size(), cells = own.cells();
+    std::vector<int> ok(std::max<std::int64_t>(n - 1, 0), 0);
+    for (std::int64_t i = 0; i + 1 < n; ++i) {
+      const double r = m_impl->amplitude[i] / m_impl->amplitude[i + 1];
+      double err = 0.0, ref = 0.0;
+      for (int c = 0; c < mc.out_channels; ++c)
+        for (std::int64_t k = 0; k < cells; ++k) {
+          const double next = own.input(i + 1)[c * cells + k];
+          const double here = (own.input(i)[c * cells + k] + own.target(i)[c * cells + k]) * r;
+          err = std::max(err, std::abs(next - here));
+          ref = std::max(ref, std::abs(next));
+        }
+      ok[i] = err <= 1e-9 * std::max(ref, 1e-300) ? 1 : 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, ok.data(), int(ok.size()), MPI_INT, MPI_MIN, m_decomp.comm());
+    for (std::size_t i = 0; i < ok.size(); ++i)
+      if (ok[i]) chained.push_back(std::int64_t(i));
+  }
+  Trainer<T>& trainer = [&]() -> Trainer<T>& {
+    if constexpr (std::is_same<T, double>::value)
+      return *m_impl->trainer64;
+    else
+      return *m_impl->trainer32;
+  }();
+  TokenLayout layout, layout1;
+  Matrix<T> in, out, in1, out1, pred;
+  std::uniform_int_distribution<std::int64_t> pick(0, ds.size() - 1);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  const int pf_from = steps / 4;
+  for (int s = 0; s < steps; ++s) {
+    // The same decision on every rank (data-parallel steps are collective): one draw from a
+    // generator seeded alike everywhere.
+    std::mt19937_64 g(m_config.seed ^ (0x9e3779b97f4a7c15ULL * std::uint64_t(s + 1)));
+    const bool pf = !chained.empty() && s >= pf_from && coin(g) < m_config.pushforward;
+    std::vector<std::int64_t> idx(m_config.batch_size);
+    if (pf) {
+      std::uniform_int_distribution<std::size_t> pick_chain(0, chained.size() - 1);
+      for (auto& i : idx) i = chained[pick_chain(m_impl->gen)];
+    } else {
+      for (auto& i : idx) i = pick(m_impl->gen);
+    }
+    ds.make_batch(idx, nz, mc, layout, in, out);
+    if (pf) {
+      std::vector<std::int64_t> next(idx);
+      std::vector<double> ratio;
+      for (auto& i : next) {
+        ratio.push_back(m_impl->amplitude[i + 1] / m_impl->amplitude[i]);
+        ++i;
+      }
+      ds.make_batch(next, nz, mc, layout1, in1, out1);
+      trainer.predict(layout, in, pred, mask);
+      pushforward_batch(in, out, out1, pred, ratio, layout.tokens_per_tile(), mc, nz);
+    }
+    if (m_config.noise > 0.0) add_noise(in, out, m_config.noise, mc, nz, m_impl->gen);
+    const StepResult r = trainer.step(layout, in, out, mask);
+    stats.loss.push_back(r.loss);
+    stats.skipped_steps += r.skipped ? 1 : 0;
+  }
 }
 
 TrainStats Surrogate::train(int steps) {
@@ -171,24 +456,10 @@ TrainStats Surrogate::train(int steps) {
   }
   TrainStats stats;
   const auto t0 = std::chrono::steady_clock::now();
-  TokenLayout layout;
-  Matrix<double> in64, out64;
-  Matrix<float> in32, out32;
-  std::uniform_int_distribution<std::int64_t> pick(0, ds.size() - 1);
-  for (int s = 0; s < steps; ++s) {
-    std::vector<std::int64_t> idx(m_config.batch_size);
-    for (auto& i : idx) i = pick(m_impl->gen);
-    StepResult r;
-    if (m_impl->master64) {
-      ds.make_batch(idx, m_impl->norm, m_config.model, layout, in64, out64);
-      r = m_impl->trainer64->step(layout, in64, out64);
-    } else {
-      ds.make_batch(idx, m_impl->norm, m_config.model, layout, in32, out32);
-      r = m_impl->trainer32->step(layout, in32, out32);
-    }
-    stats.loss.push_back(r.loss);
-    stats.skipped_steps += r.skipped ? 1 : 0;
-  }
+  if (m_impl->master64)
+    train_steps<double>(steps, stats);
+  else
+    train_steps<float>(steps, stats);
   m_impl->other_stale = true;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
@@ -207,73 +478,44 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
   m_impl->sync();
   const int C = mc.in_channels;
   const std::array<std::int64_t, 3> ps{mc.patch, mc.patch, mc.patch_z()};
-  const int halo = mc.halo_patches();
-  const Grid& g = m_decomp.grid();
-  auto extended = [&](const std::array<std::int64_t, 3>& off, const std::array<std::int64_t, 3>& ext) {
-    Box b;
-    for (int a = 0; a < 3; ++a) {
-      const std::int64_t h = a < g.dim ? halo * ps[a] : 0;
-      b[0][a] = std::max<std::int64_t>(0, off[a] - h);
-      b[1][a] = std::min<std::int64_t>(g.n[a], off[a] + ext[a] + h);
-    }
-    return b;
-  };
-  auto owned_box = [&](const std::array<std::int64_t, 3>& off, const std::array<std::int64_t, 3>& ext) {
-    return Box{off, {off[0] + ext[0], off[1] + ext[1], off[2] + ext[2]}};
-  };
-  const int size = m_decomp.size();
-  std::vector<Box> owned(size), ext(size);
-  for (int r = 0; r < size; ++r) {
-    std::array<int, 3> coords{0, 0, 0};
-    MPI_Cart_coords(m_decomp.comm(), r, 3, coords.data());
-    const auto off = m_decomp.offset_of(coords), e = m_decomp.extent_of(coords);
-    owned[r] = owned_box(off, e);
-    ext[r] = extended(off, e);
-  }
+  const Tiles t = tiles(m_decomp, mc, mc.halo_patches());
   const int me = m_decomp.rank();
+  const Box& ob = t.owned[me];
+  const auto oe = box_extent(ob);
   // This rank's owned input values, [c][z][y][x] over its owned box.
-  const auto mine = owned_values(inputs, C, "predict inputs");
-  const Box& ob = owned[me];
-  const std::array<std::int64_t, 3> oe{ob[1][0] - ob[0][0], ob[1][1] - ob[0][1], ob[1][2] - ob[0][2]};
-  // Pack, for every rank r, the part of my owned box inside r's extended box.
-  std::vector<int> scount(size), sdisp(size), rcount(size), rdisp(size);
-  std::vector<double> sendbuf;
-  for (int r = 0; r < size; ++r) {
-    const Box b = intersect(ext[r], ob);
-    sdisp[r] = int(sendbuf.size());
-    for (int c = 0; c < C; ++c)
-      for (std::int64_t z = b[0][2]; z < b[1][2]; ++z)
-        for (std::int64_t y = b[0][1]; y < b[1][1]; ++y)
-          for (std::int64_t x = b[0][0]; x < b[1][0]; ++x)
-            sendbuf.push_back(
-                mine[((c * oe[2] + (z - ob[0][2])) * oe[1] + (y - ob[0][1])) * oe[0] + (x - ob[0][0])]);
-    scount[r] = int(sendbuf.size()) - sdisp[r];
+  auto mine = owned_values(inputs, C, "predict inputs");
+  double a = 1.0;
+  if (m_config.scaling == InputScaling::amplitude) {
+    a = state_amplitude(m_decomp, mine, volume(ob));
+    if (!(a > 0.0)) {
+      // At rest (or not finite): no change, or NaN everywhere so that a NaN state is never hidden.
+      const double v = a == 0.0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+      for (auto* f : outputs) {
+        auto h = Kokkos::create_mirror_view(f->view());
+        Kokkos::deep_copy(h, f->view());
+        const auto& gh = f->ghosts();
+        for (std::int64_t z = 0; z < oe[2]; ++z)
+          for (std::int64_t y = 0; y < oe[1]; ++y)
+            for (std::int64_t x = 0; x < oe[0]; ++x) h(z + gh[2], y + gh[1], x + gh[0]) = v;
+        Kokkos::deep_copy(f->view(), h);
+      }
+      Kokkos::Profiling::popRegion();
+      return;
+    }
+    for (std::int64_t k = 0; k < mc.out_channels * volume(ob); ++k) mine[k] /= a;
   }
-  const Box& eb = ext[me];
-  const std::array<std::int64_t, 3> ee{eb[1][0] - eb[0][0], eb[1][1] - eb[0][1], eb[1][2] - eb[0][2]};
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    rdisp[r] = total;
-    rcount[r] = int(C * volume(intersect(eb, owned[r])));
-    total += rcount[r];
-  }
-  std::vector<double> recvbuf(total);
-  MPI_Alltoallv(sendbuf.data(), scount.data(), sdisp.data(), MPI_DOUBLE, recvbuf.data(), rcount.data(),
-                rdisp.data(), MPI_DOUBLE, m_decomp.comm());
-  // Assemble the extended region, normalised, as a batch of one tile.
+  const auto ext = gather_extended(m_decomp, t, mine, C);
+  const Box& eb = t.ext[me];
+  const auto ee = box_extent(eb);
+  // The extended region, normalised, as a batch of one tile.
   FieldBatch<double> fin("mantissa::surrogates::Surrogate::extended_in", 1, C, ee[2], ee[1], ee[0]);
   auto hin = Kokkos::create_mirror_view(fin);
   const auto& nz = m_impl->norm;
-  for (int r = 0; r < size; ++r) {
-    const Box b = intersect(eb, owned[r]);
-    std::int64_t k = rdisp[r];
-    for (int c = 0; c < C; ++c)
-      for (std::int64_t z = b[0][2]; z < b[1][2]; ++z)
-        for (std::int64_t y = b[0][1]; y < b[1][1]; ++y)
-          for (std::int64_t x = b[0][0]; x < b[1][0]; ++x)
-            hin(0, c, z - eb[0][2], y - eb[0][1], x - eb[0][0]) =
-                (recvbuf[k++] - nz.in_mean[c]) / nz.in_std[c];
-  }
+  for (int c = 0; c < C; ++c)
+    for (std::int64_t z = 0; z < ee[2]; ++z)
+      for (std::int64_t y = 0; y < ee[1]; ++y)
+        for (std::int64_t x = 0; x < ee[0]; ++x)
+          hin(0, c, z, y, x) = (ext[((c * ee[2] + z) * ee[1] + y) * ee[0] + x] - nz.in_mean[c]) / nz.in_std[c];
   Kokkos::deep_copy(fin, hin);
   const TokenLayout layout(mc.dim, {ee[0] / ps[0], ee[1] / ps[1], ee[2] / ps[2]},
                            {{eb[0][0] / ps[0], eb[0][1] / ps[1], eb[0][2] / ps[2]}}, mc.window);
@@ -281,19 +523,26 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
                           ee[0]);
   const bool unchanged = m_impl->predicted_version == m_impl->weights_version;
   m_impl->predicted_version = m_impl->weights_version;
+  // fp8 at inference: scales from the amax of the tensor being cast, over the owned tokens of all
+  // ranks (the halo's outer tokens see cut windows), so the result depends neither on earlier
+  // predictions (a warm-up on a state at rest) nor on the rank count.
+  Context ctx{p, unchanged};
+  ctx.fp8.comm = m_decomp.comm();
+  ctx.fp8.counted_rows = owned_tokens(mc, eb, ob, 1);
+  ctx.fp8.current = true;
   if (p == Precision::fp64) {
     auto tokens =
         make_matrix<double>("mantissa::surrogates::Surrogate::tokens", layout.num_tokens(), mc.in_features());
     Matrix<double> out;
     patchify(fin, mc.patch, mc.patch_z(), tokens);
-    m_impl->model64->forward(Context{p, unchanged}, layout, tokens, out);
+    m_impl->model64->forward(ctx, layout, tokens, out);
     unpatchify(out, mc.patch, mc.patch_z(), fout);
   } else {
     auto tokens =
         make_matrix<float>("mantissa::surrogates::Surrogate::tokens", layout.num_tokens(), mc.in_features());
     Matrix<float> out;
     patchify(fin, mc.patch, mc.patch_z(), tokens);
-    m_impl->model32->forward(Context{p, unchanged}, layout, tokens, out);
+    m_impl->model32->forward(ctx, layout, tokens, out);
     unpatchify(out, mc.patch, mc.patch_z(), fout);
   }
   auto hout = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fout);
@@ -306,35 +555,49 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
       for (std::int64_t y = 0; y < oe[1]; ++y)
         for (std::int64_t x = 0; x < oe[0]; ++x)
           h(z + gh[2], y + gh[1], x + gh[0]) =
-              hout(0, c, z + ob[0][2] - eb[0][2], y + ob[0][1] - eb[0][1], x + ob[0][0] - eb[0][0]) *
-                  nz.out_std[c] +
-              nz.out_mean[c];
+              (hout(0, c, z + ob[0][2] - eb[0][2], y + ob[0][1] - eb[0][1], x + ob[0][0] - eb[0][0]) *
+                   nz.out_std[c] +
+               nz.out_mean[c]) *
+              a;
     Kokkos::deep_copy(f->view(), h);
   }
   Kokkos::Profiling::popRegion();
 }
 
+namespace {
+std::vector<std::pair<std::string, std::int64_t>> definition(const SurrogateConfig& c) {
+  return {{"steps_per_prediction", c.steps_per_prediction},
+          {"scaling", c.scaling == InputScaling::amplitude ? 1 : 0}};
+}
+}  // namespace
+
 void Surrogate::save(const std::string& file) const {
+  const auto defines = definition(m_config);
   std::ostringstream rng;
   rng << m_impl->gen;
   std::string state = rng.str();
   // Rank 0 writes; the generator state saved is rank 0's (each rank's stream is seed + rank).
   if (m_decomp.rank() == 0) {
     if (m_impl->master64)
-      save_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state});
+      save_surrogate<double>(file,
+                             {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines});
     else
-      save_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state});
+      save_surrogate<float>(file,
+                            {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
   }
   int ok = 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, m_decomp.comm());
 }
 
 void Surrogate::load(const std::string& file) {
+  const auto defines = definition(m_config);
   std::string state;
   if (m_impl->master64)
-    load_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state});
+    load_surrogate<double>(file,
+                           {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines});
   else
-    load_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state});
+    load_surrogate<float>(file,
+                          {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
   if (!state.empty() && m_decomp.rank() == 0) {
     std::istringstream is(state);
     is >> m_impl->gen;
@@ -363,7 +626,11 @@ std::string Surrogate::describe() const {
   std::ostringstream os;
   os << m_config.model.describe() << "; " << m_impl->model32->num_parameters() << " parameters; trains in "
      << to_string(m_config.train_precision) << ", K = " << m_config.steps_per_prediction
-     << " steps per prediction; halo " << m_config.model.halo_patches() << " patches\n"
+     << " steps per prediction; halo " << m_config.model.halo_patches() << " patches; "
+     << (m_config.scaling == InputScaling::amplitude ? "state scaled by its amplitude" : "dataset scaling");
+  if (m_config.noise > 0.0) os << "; training noise " << m_config.noise;
+  if (m_config.pushforward > 0.0) os << "; pushforward " << m_config.pushforward;
+  os << "\n"
      << "GEMM paths: " << gemm_backends();
   return os.str();
 }

@@ -17,6 +17,16 @@
 
 namespace mantissa::surrogates {
 
+// How the inputs and targets are scaled before the model sees them. The first out_channels
+// input channels are the state (a prediction adds its change to them), the others static
+// (velocity).
+//  - dataset: every channel by its mean and standard deviation over the training set.
+//  - amplitude: the state channels and the change first divided by the state's amplitude (RMS of
+//    input channel 0 over the whole domain, all ranks), then as `dataset`. The prediction is then
+//    exactly homogeneous in the state (f(a x) = a f(x), a > 0; a linear wave equation's update is)
+//    and a state at rest stays at rest (amplitude 0 predicts no change).
+enum class InputScaling { dataset, amplitude };
+
 struct SurrogateConfig {
   ModelConfig model;
   OptimizerConfig optimizer;
@@ -25,6 +35,15 @@ struct SurrogateConfig {
   int batch_size = 4;                           // samples per rank and step
   int steps_per_prediction = 4;                 // K: solver steps one prediction advances
   std::uint64_t seed = 20261129;                // batch sampling
+  InputScaling scaling = InputScaling::dataset;
+  // Training noise (Sanchez-Gonzalez et al., ICML 2020): Gaussian noise of this standard deviation
+  // (in normalised units) added to the state channels of every input, the target corrected so the
+  // model learns to land on the true next state from the perturbed one. 0: off.
+  double noise = 0.0;
+  // Pushforward training (Brandstetter et al., "Message Passing Neural PDE Solvers", ICLR 2022):
+  // this fraction of the steps after the first quarter of training starts from the model's own
+  // prediction one step ahead (no gradient through it) and learns the step after it. 0: off.
+  double pushforward = 0.0;
 };
 
 struct TrainStats {
@@ -51,8 +70,10 @@ class Surrogate {
   void predict(const std::vector<const HostField*>& inputs, const std::vector<HostField*>& outputs,
                Precision p);
 
-  // Weights, optimizer state, loss scale, fp8 scales, normalisation and generator state.
-  // save: rank 0 writes; load: every rank reads. Collective.
+  // Weights, optimizer state, loss scale, fp8 scales, normalisation, generator state and what
+  // else defines the model (steps_per_prediction, input scaling): a file whose definition differs
+  // from this configuration is refused naming the key. save: rank 0 writes; load: every rank
+  // reads. Collective.
   void save(const std::string& file) const;
   void load(const std::string& file);
   std::string describe() const;
@@ -65,6 +86,10 @@ class Surrogate {
   void set_normalization(const Normalization& n);
 
  private:
+  // Patches of halo around a rank's training tile.
+  int train_halo() const;
+  template <class T>
+  void train_steps(int steps, TrainStats& stats);
   struct Impl;
   std::unique_ptr<Impl> m_impl;
   SurrogateConfig m_config;

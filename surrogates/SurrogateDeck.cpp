@@ -19,9 +19,20 @@ void register_schema(Schema& s) {
   s.integer("surrogate.window", "attention window edge in patches (windows of window^dim patches)", 4, 1, 64);
   s.boolean("surrogate.shifted",
             "odd blocks use windows shifted by window/2 (Swin); widens the inference halo", false);
-  s.choice("surrogate.position", "position encoding of the patches", {"sinusoidal", "learned"},
+  s.choice("surrogate.position",
+           "position encoding of the patches ('none': no encoding; the model is the same at every position, "
+           "which is what lets it predict a source position it was not trained on)",
+           {"sinusoidal", "learned", "none"},
            std::string("sinusoidal"));
-  s.integer("surrogate.steps_per_prediction", "K: solver steps one prediction advances", 4, 1, 100000);
+  s.integer("surrogate.steps_per_prediction",
+            "K: solver steps one prediction advances (stored in the weights file; a file with another K is "
+            "refused)",
+            4, 1, 100000);
+  s.choice("surrogate.scaling",
+           "how the state is scaled before the model sees it: 'dataset' (each channel by its mean and standard "
+           "deviation over the training set) or 'amplitude' (the state and its change first divided by the "
+           "state's RMS over the domain: predictions scale with the state, a state at rest stays at rest)",
+           {"dataset", "amplitude"}, std::string("dataset"));
   s.integer("surrogate.seed", "seed of the weight initialisation and of batch sampling", 20261129, 0,
             std::int64_t(1) << 62);
   s.section("surrogate.train", "Training: AdamW with warm-up and cosine decay, clipping, mixed precision.");
@@ -38,6 +49,14 @@ void register_schema(Schema& s) {
   s.integer("surrogate.train.total_steps", "steps over which the cosine decays", 1000, 1, 100000000);
   s.real("surrogate.train.weight_decay", "AdamW decoupled weight decay", 0.01, 0.0, 10.0);
   s.real("surrogate.train.clip_norm", "global gradient-norm clipping (0: off)", 1.0, 0.0, 1e30);
+  s.real("surrogate.train.noise",
+         "standard deviation (normalised units) of Gaussian noise added to the state inputs in training, the "
+         "target corrected for it (0: off)",
+         0.0, 0.0, 10.0);
+  s.real("surrogate.train.pushforward",
+         "fraction of the training steps after the first quarter that start from the model's own prediction "
+         "one step ahead and learn the step after it (pushforward; 0: off)",
+         0.0, 0.0, 1.0);
   s.real("surrogate.train.loss_scale", "initial loss scale for fp16 (halved on overflow)", 65536.0, 1.0,
          1e30);
   s.integer("surrogate.train.loss_scale_growth_interval", "good fp16 steps before the loss scale doubles",
@@ -57,14 +76,17 @@ SurrogateConfig config_from_deck(const Deck& deck) {
   m.mlp_hidden = int(deck.get_int("surrogate.mlp_hidden"));
   m.window = int(deck.get_int("surrogate.window"));
   m.shifted = deck.get_bool("surrogate.shifted");
-  m.position =
-      deck.get_string("surrogate.position") == "learned" ? PositionKind::learned : PositionKind::sinusoidal;
+  const auto pos = deck.get_string("surrogate.position");
+  m.position = pos == "learned" ? PositionKind::learned : pos == "none" ? PositionKind::none : PositionKind::sinusoidal;
   m.seed = std::uint64_t(deck.get_int("surrogate.seed"));
   c.seed = m.seed;
   c.steps_per_prediction = int(deck.get_int("surrogate.steps_per_prediction"));
   c.train_precision =
       parse_precision(deck.get_string("surrogate.train.precision"), "surrogate.train.precision");
   c.batch_size = int(deck.get_int("surrogate.train.batch_size"));
+  c.scaling = deck.get_string("surrogate.scaling") == "amplitude" ? InputScaling::amplitude : InputScaling::dataset;
+  c.noise = deck.get_real("surrogate.train.noise");
+  c.pushforward = deck.get_real("surrogate.train.pushforward");
   auto& o = c.optimizer;
   o.learning_rate = deck.get_real("surrogate.train.learning_rate");
   o.min_learning_rate = deck.get_real("surrogate.train.min_learning_rate");

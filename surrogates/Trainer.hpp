@@ -35,9 +35,18 @@ class Trainer {
   Trainer(Model<T>& model, const OptimizerConfig& opt, Precision compute, MPI_Comm comm,
           const LossScaleConfig& scaling = {});
 
-  StepResult step(const TokenLayout& layout, const Matrix<T>& inputs, const Matrix<T>& targets);
+  // counted_rows (optional, one entry per token): tokens whose error enters the loss and whose
+  // values set fp8 scales; the others (a tile's halo, owned by a neighbour rank and cut at the
+  // halo's outer edge) only give the counted tokens their context. Empty: every token counts.
+  using RowMask = Kokkos::View<const std::uint8_t*, MemSpace>;
+  StepResult step(const TokenLayout& layout, const Matrix<T>& inputs, const Matrix<T>& targets,
+                  const RowMask& counted_rows = {});
   // Global mean squared error without touching gradients or optimizer state.
-  double evaluate(const TokenLayout& layout, const Matrix<T>& inputs, const Matrix<T>& targets);
+  double evaluate(const TokenLayout& layout, const Matrix<T>& inputs, const Matrix<T>& targets,
+                  const RowMask& counted_rows = {});
+  // The model's output for `inputs` at the training precision (no gradients; a pushforward step).
+  void predict(const TokenLayout& layout, const Matrix<T>& inputs, Matrix<T>& out,
+               const RowMask& counted_rows = {});
 
   Precision compute() const { return m_ctx.compute; }
   AdamW<T>& optimizer() { return m_opt; }

@@ -119,6 +119,8 @@ class Oracle(torch.nn.Module):
         if cfg["learned_positions"]:
             row = (gz * cfg["global_patches_y"] + gy) * cfg["global_patches_x"] + gx
             x = x + self.pos_table[torch.as_tensor(row)]
+        elif cfg.get("no_positions", 0):
+            pass  # surrogate.position: none
         else:
             dg = D // dim
             pe = torch.zeros(x.shape, dtype=x.dtype)
@@ -192,7 +194,7 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     subprocess.run([driver, outdir], check=True)
     failures = []
-    for windows in ("plain", "shifted", "3d_plain", "3d_shifted"):
+    for windows in ("plain", "shifted", "3d_plain", "3d_shifted", "nopos"):
         for prec, bound in (("fp64", 1e-10), ("fp32", 1e-5)):
             dtype = torch.float64 if prec == "fp64" else torch.float32
             model, data, _ = load(f"{outdir}/{prec}_{windows}.h5", dtype)

@@ -35,7 +35,7 @@ std::vector<double> to_host(const ms::FlatView<T>& v) {
 }
 
 template <class T>
-void run(Precision p, bool shifted, const std::string& file, int dim = 2) {
+void run(Precision p, bool shifted, const std::string& file, int dim = 2, bool positions = true) {
   ms::ModelConfig c;
   c.dim = dim;
   c.in_channels = 3;
@@ -48,6 +48,7 @@ void run(Precision p, bool shifted, const std::string& file, int dim = 2) {
   c.window = 2;
   c.shifted = shifted;
   c.position = shifted ? ms::PositionKind::learned : ms::PositionKind::sinusoidal;
+  if (!positions) c.position = ms::PositionKind::none;
   c.global_patches = {8, 8, 1};
   if (dim == 3) {
     c.embed = 12;  // divisible by 2 * dim (sinusoidal encoding) and by the heads
@@ -165,6 +166,11 @@ int main(int argc, char** argv) {
           run<float>(Precision::bf16, shifted, dir + "/bf16" + tag3 + ".h5", 3);
           run<float>(Precision::fp16, shifted, dir + "/fp16" + tag3 + ".h5", 3);
         }
+        // surrogate.position: none (2D, shifted windows).
+        run<double>(Precision::fp64, true, dir + "/fp64_nopos.h5", 2, false);
+        run<float>(Precision::fp32, true, dir + "/fp32_nopos.h5", 2, false);
+        run<float>(Precision::bf16, true, dir + "/bf16_nopos.h5", 2, false);
+        run<float>(Precision::fp16, true, dir + "/fp16_nopos.h5", 2, false);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "oracle driver: %s\n", e.what());
         rc = 1;
