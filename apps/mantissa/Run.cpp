@@ -3,6 +3,7 @@
 // run.output_dir/run.name, writes the report and prints its main table. A stop by SIGTERM or
 // SIGUSR1 writes a checkpoint and exits with 75 (EX_TEMPFAIL: "run again with --resume").
 #include "Run.hpp"
+#include "Estimate.hpp"
 #include "Registry.hpp"
 
 #include <mantissa/core/Error.hpp>
@@ -13,6 +14,7 @@
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/RunDirectory.hpp>
 #include <mantissa/workflow/Schema.hpp>
+#include <mantissa/workflow/Signals.hpp>
 
 #include <mpi.h>
 
@@ -52,6 +54,16 @@ class TeeBuf : public std::streambuf {
 
 constexpr int k_exit_stopped = 75;  // EX_TEMPFAIL
 
+// A stop request before the run directory is touched: nothing was written, the same command
+// starts the run again (collective).
+bool stopped_in_startup(int rank) {
+  if (!workflow::StopSignals::received(MPI_COMM_WORLD)) return false;
+  if (rank == 0)
+    std::cout << "mantissa: stopped by " << workflow::StopSignals::name(workflow::StopSignals::last_signal())
+              << " during start-up, before anything was written; run the same command again" << std::endl;
+  return true;
+}
+
 }  // namespace
 
 int run_command(const Deck& deck, const RunOptions& opts) {
@@ -63,34 +75,46 @@ int run_command(const Deck& deck, const RunOptions& opts) {
         "run: --resume and --overwrite exclude each other; --resume continues the run in the run "
         "directory, --overwrite replaces it");
 
+  if (stopped_in_startup(rank)) return k_exit_stopped;
   const Grid grid = grid_from_deck(deck);
   Decomposition decomp(MPI_COMM_WORLD, grid, process_grid_from_deck(deck));
   workflow::CampaignConfig cfg = workflow::config_from_deck(deck);
   const workflow::Registry registry = make_registry();
   const workflow::ModelContext ctx{&deck, &decomp};
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // Refuse what cannot fit before the first allocation (Estimate.hpp): the mesh first, then,
+  // once run.end_time has become steps, what the campaign keeps per step.
+  check_memory(estimate_run(deck, ranks, deck.has("run.end_time") ? 0 : cfg.steps), MPI_COMM_WORLD);
   if (deck.has("run.end_time")) {
     // The deck gives a simulated time: the physics' own time step turns it into steps.
     auto probe = registry.create_physics(cfg.physics, ctx, cfg.reference_precision, cfg.reference_precision);
-    cfg.steps = std::max<std::int64_t>(
-        1, std::int64_t(std::ceil(deck.get_real("run.end_time") / probe->dt() - 1e-9)));
+    cfg.steps = checked_steps(deck.get_real("run.end_time"), probe->dt());
+    check_memory(estimate_run(deck, ranks, cfg.steps), MPI_COMM_WORLD);
   }
 
-  const std::string dir = deck.get_string("run.output_dir") + "/" + deck.get_string("run.name");
   const auto mode = opts.resume ? workflow::RunMode::resume
                                 : (opts.overwrite ? workflow::RunMode::overwrite : workflow::RunMode::fresh);
-  workflow::RunDirectory run_dir(MPI_COMM_WORLD, dir, mode);
+  if (stopped_in_startup(rank)) return k_exit_stopped;
+  // Locked, marked, inside run.output_dir, writable (RunDirectory.hpp).
+  workflow::RunDirectory run_dir(MPI_COMM_WORLD, deck.get_string("run.output_dir"), deck.get_string("run.name"),
+                                 mode);
+  const std::string dir = run_dir.path();
+  check_disk(estimate_run(deck, ranks, cfg.steps), dir, MPI_COMM_WORLD);
 
   std::ofstream log_file;
   if (rank == 0) log_file.open(dir + "/run.log", std::ios::app);
   TeeBuf tee(std::cout.rdbuf(), log_file.is_open() ? log_file.rdbuf() : nullptr);
   std::ostream log(&tee);
   if (rank == 0) {
-    std::ofstream(dir + "/deck.resolved.yaml") << deck.resolved_yaml();
+    // A resume keeps the deck of the run it continues (a refused resume must not replace it).
+    if (!run_dir.resume()) std::ofstream(dir + "/deck.resolved.yaml") << deck.resolved_yaml();
     log << "mantissa " << MANTISSA_VERSION_STRING << " (" << MANTISSA_GIT_HASH << "): run " << opts.deck_path
         << (opts.resume ? " --resume" : "") << " into " << dir << std::endl;
+    for (const auto& note : run_dir.notes()) log << "[run directory] " << note << std::endl;
   }
 
-  workflow::Campaign campaign(cfg, registry, ctx, dir, opts.resume, &log);
+  workflow::Campaign campaign(cfg, registry, ctx, dir, run_dir.resume(), &log);
   run_dir.commit();  // set-up succeeded: an overwritten previous run may go now
   const auto outcome = campaign.run();
   if (outcome == workflow::Campaign::Outcome::stopped) return k_exit_stopped;
@@ -104,10 +128,17 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   if (opts.resume) info.command += " --resume";
   if (opts.overwrite) info.command += " --overwrite";
   workflow::write_report(campaign, info, dir);
+  // A stop request that arrived while the report was written: the report is complete, the run
+  // has finished; say so rather than stop half-way (the handlers stay installed, Signals.hpp).
+  const bool late_signal = workflow::StopSignals::received(MPI_COMM_WORLD);
   if (rank == 0) {
     log << "\n"
         << workflow::main_table(campaign) << "\nreport: " << dir << "/report.md (report.json, report.h5"
         << (campaign.recording().positions.empty() ? "" : ", gathers.h5") << ")" << std::endl;
+    if (late_signal)
+      log << "mantissa: " << workflow::StopSignals::name(workflow::StopSignals::last_signal())
+          << " arrived after the campaign had finished; the report is complete and the run is done (exit 0)"
+          << std::endl;
   }
   return 0;
 }

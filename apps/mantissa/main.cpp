@@ -7,6 +7,7 @@
 // User errors print "mantissa: error: <message>" once and every rank exits 1. --help and
 // --version print mantissa's text only and exit 0. Arguments starting with --kokkos- go to
 // Kokkos; Kokkos is initialised only for the subcommands that use it (run, info).
+#include "Estimate.hpp"
 #include "Info.hpp"
 #include "Run.hpp"
 #include "Schema.hpp"
@@ -15,6 +16,7 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Version.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
+#include <mantissa/workflow/Signals.hpp>
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -42,6 +44,15 @@ int check_command(const std::string& path, const std::vector<std::string>& overr
   const mantissa::Deck deck = mantissa::Deck::from_file(path, mantissa::app::full_schema(), overrides);
   const mantissa::Grid grid = mantissa::grid_from_deck(deck);
   const auto procs = mantissa::process_grid_from_deck(deck);
+  // Memory, files and work before anything is allocated (Estimate.hpp), for the ranks the
+  // deck's process grid names (else the ranks `check` runs on); refused when it cannot fit.
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (procs[0] > 0 && procs[1] > 0 && (grid.dim == 2 || procs[2] > 0))
+    ranks = procs[0] * procs[1] * (grid.dim == 3 ? procs[2] : 1);
+  const auto estimate =
+      mantissa::app::estimate_run(deck, ranks, deck.has("run.end_time") ? 0 : deck.get_int("run.steps"));
+  mantissa::app::check_memory(estimate, MPI_COMM_WORLD);
   if (world_rank() != 0) return 0;
   std::size_t given = 0, defaulted = 0, cmdline = 0;
   for (const auto& key : deck.schema().keys()) {
@@ -74,6 +85,7 @@ int check_command(const std::string& path, const std::vector<std::string>& overr
   std::cout << fmt::format("  keys     {} given ({} on the command line), {} defaults\n", given, cmdline,
                            defaulted);
   std::cout << fmt::format("  hash     {}\n", deck.hash());
+  std::cout << estimate.summary();
   if (print_resolved) std::cout << "\n" << deck.resolved_yaml();
   std::cout.flush();
   return 0;
@@ -147,6 +159,9 @@ SplitArgs split_args(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGTERM/SIGUSR1 are stop requests for the whole life of the process (Signals.hpp), also
+  // during MPI/Kokkos start-up and while the report is written.
+  mantissa::workflow::StopSignals::install_for_process();
   MPI_Init(&argc, &argv);
   const int rank = world_rank();
   int rc = 0;

@@ -286,7 +286,17 @@ class Builder {
       throw Error(detail::deck_join(lines, "\n"));
     }
     m_d.resolved = detail::deck_join(emit_map("", ""), "\n") + "\n";
-    m_d.hash = detail::deck_fnv1a_hex(m_d.resolved);
+    // The identity of what is computed: where the files go (run.output_dir, run.name) is not
+    // part of it, so that a moved or renamed run directory still resumes.
+    std::map<std::string, DeckValue> placement;
+    for (const char* k : {"run.output_dir", "run.name"}) {
+      const auto it = m_d.values.find(k);
+      if (it == m_d.values.end()) continue;
+      placement.emplace(k, it->second);
+      m_d.values.erase(it);
+    }
+    m_d.hash = detail::deck_fnv1a_hex(detail::deck_join(emit_map("", ""), "\n") + "\n");
+    for (auto& kv : placement) m_d.values.emplace(kv.first, std::move(kv.second));
   }
 
  private:

@@ -41,7 +41,9 @@ class Deck {
   std::vector<bool> get_bools(const std::string& path) const;  // beyond the agreed API
   std::size_t count(const std::string& path) const;            // elements of a record list (0 if absent)
   std::string resolved_yaml() const;  // whole deck with defaults filled in, in schema order
-  std::string hash() const;           // 64-bit FNV-1a of resolved_yaml(), 16 hex digits
+  // 64-bit FNV-1a (16 hex digits) of resolved_yaml() without run.output_dir and run.name: the
+  // identity of what the deck computes, not of where its files go (a moved run resumes).
+  std::string hash() const;
   const std::string& file() const;
 
   // Where a value came from, for messages of checks that span several keys:

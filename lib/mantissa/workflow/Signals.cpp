@@ -1,48 +1,75 @@
 #include <mantissa/workflow/Signals.hpp>
 
+#include <atomic>
 #include <csignal>
 
 namespace mantissa::workflow {
 
 namespace {
-volatile std::sig_atomic_t g_signal = 0;
+// Only lock-free atomics may be touched from a signal handler ([support.signal]).
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the stop flag must be lock-free");
+bool g_process_wide = false;  // set once, before any thread exists (main)
+int g_scoped = 0;             // StopSignals objects alive that installed the handlers
 struct sigaction g_old_term, g_old_usr1;
 
 extern "C" void mantissa_stop_handler(int sig) {
-  g_signal = sig;
+  g_signal.store(sig, std::memory_order_relaxed);
 }
-}  // namespace
 
-StopSignals::StopSignals() {
+void install(struct sigaction* old_term, struct sigaction* old_usr1) {
   struct sigaction sa {};
   sa.sa_handler = mantissa_stop_handler;
   sigemptyset(&sa.sa_mask);
+  // Interrupted system calls restart: a stop request must not make a read, write or wait in
+  // MPI, HDF5 or a library fail with EINTR; it is acted on at the next safe point.
   sa.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &sa, &g_old_term);
-  sigaction(SIGUSR1, &sa, &g_old_usr1);
+  sigaction(SIGTERM, &sa, old_term);
+  sigaction(SIGUSR1, &sa, old_usr1);
+}
+}  // namespace
+
+void StopSignals::install_for_process() {
+  if (g_process_wide) return;
+  install(nullptr, nullptr);
+  g_process_wide = true;
+}
+
+StopSignals::StopSignals() {
+  if (g_process_wide || g_scoped++ > 0) return;
+  install(&g_old_term, &g_old_usr1);
 }
 
 StopSignals::~StopSignals() {
+  if (g_process_wide || --g_scoped > 0) return;
   sigaction(SIGTERM, &g_old_term, nullptr);
   sigaction(SIGUSR1, &g_old_usr1, nullptr);
 }
 
 bool StopSignals::received_local() {
-  return g_signal != 0;
+  return g_signal.load(std::memory_order_relaxed) != 0;
 }
 
 bool StopSignals::received(MPI_Comm comm) {
-  int local = g_signal != 0 ? 1 : 0, any = 0;
+  int local = g_signal.load(std::memory_order_relaxed), any = 0;
   MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm);
+  // Every rank then names the same signal, also one that only another rank received.
+  if (any != 0 && local == 0) g_signal.store(any, std::memory_order_relaxed);
   return any != 0;
 }
 
 int StopSignals::last_signal() {
-  return static_cast<int>(g_signal);
+  return g_signal.load(std::memory_order_relaxed);
+}
+
+std::string StopSignals::name(int sig) {
+  if (sig == SIGTERM) return "SIGTERM";
+  if (sig == SIGUSR1) return "SIGUSR1";
+  return "signal " + std::to_string(sig);
 }
 
 void StopSignals::clear() {
-  g_signal = 0;
+  g_signal.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace mantissa::workflow

@@ -334,10 +334,8 @@ TEST(WorkflowCampaign, ResumeRefusesAChangedDeck) {
 
 TEST(WorkflowCampaign, RunDirectoryPolicy) {
   const std::string dir = scratch("policy");
-  if (rank_of_world() == 0) {
-    fs::create_directories(dir);
-    std::ofstream(dir + "/report.json") << "{}";
-  }
+  { mw::RunDirectory made(MPI_COMM_WORLD, dir, mw::RunMode::fresh); }  // marks it as a run directory
+  if (rank_of_world() == 0) std::ofstream(dir + "/report.json") << "{}";
   MPI_Barrier(MPI_COMM_WORLD);
   try {
     mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::fresh);

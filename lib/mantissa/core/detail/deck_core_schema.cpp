@@ -16,7 +16,9 @@ void register_core_schema(Schema& s) {
   s.string("run.name", "name of the run; its files go to output_dir/name", std::string("mantissa"));
   s.string("run.output_dir", "directory that holds run directories (created if missing)",
            std::string("runs"));
-  s.integer("run.steps", "time steps of the reference run (when end_time is not given)", 100, 1, imax);
+  // 2^31 - 1: the physics count steps in 32 bits.
+  s.integer("run.steps", "time steps of the reference run (when end_time is not given)", 100, 1,
+            std::numeric_limits<std::int32_t>::max());
   s.real("run.end_time", "simulated time to stop at; when given it replaces steps", std::nullopt, 0.0, rmax,
          true);
   s.real("run.wall_time_limit",
