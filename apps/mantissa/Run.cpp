@@ -20,6 +20,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -54,6 +56,13 @@ class TeeBuf : public std::streambuf {
 
 constexpr int k_exit_stopped = 75;  // EX_TEMPFAIL
 
+// Testing aid (tests/fault): MANTISSA_TEST_RAISE=startup|setup|report makes every rank raise
+// SIGTERM at that point of the run, the same path as a signal from the batch system there.
+void test_raise(const char* where) {
+  const char* at = std::getenv("MANTISSA_TEST_RAISE");
+  if (at != nullptr && std::string(at) == where) std::raise(SIGTERM);
+}
+
 // A stop request before the run directory is touched: nothing was written, the same command
 // starts the run again (collective).
 bool stopped_in_startup(int rank) {
@@ -75,6 +84,7 @@ int run_command(const Deck& deck, const RunOptions& opts) {
         "run: --resume and --overwrite exclude each other; --resume continues the run in the run "
         "directory, --overwrite replaces it");
 
+  test_raise("startup");
   if (stopped_in_startup(rank)) return k_exit_stopped;
   const Grid grid = grid_from_deck(deck);
   Decomposition decomp(MPI_COMM_WORLD, grid, process_grid_from_deck(deck));
@@ -115,6 +125,7 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   }
 
   workflow::Campaign campaign(cfg, registry, ctx, dir, run_dir.resume(), &log);
+  test_raise("setup");
   run_dir.commit();  // set-up succeeded: an overwritten previous run may go now
   const auto outcome = campaign.run();
   if (outcome == workflow::Campaign::Outcome::stopped) return k_exit_stopped;
@@ -127,6 +138,7 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   for (const auto& o : opts.overrides) info.command += " " + o;
   if (opts.resume) info.command += " --resume";
   if (opts.overwrite) info.command += " --overwrite";
+  test_raise("report");
   workflow::write_report(campaign, info, dir);
   // A stop request that arrived while the report was written: the report is complete, the run
   // has finished; say so rather than stop half-way (the handlers stay installed, Signals.hpp).

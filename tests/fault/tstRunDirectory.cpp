@@ -207,11 +207,12 @@ TEST(FaultRunDirectory, KilledBeforeTheFirstCheckpointStartsOverWithoutACircle) 
   msg = error_of([&] { mw::RunDirectory rd(MPI_COMM_WORLD, out, "run", mw::RunMode::resume); });
   EXPECT_NE(msg.find("--overwrite"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("without --resume"), std::string::npos) << msg;
-  // No directory at all: --resume says to run without it, which then works.
-  msg = error_of([&] { mw::RunDirectory rd(MPI_COMM_WORLD, out, "nothing", mw::RunMode::resume); });
-  EXPECT_NE(msg.find("without --resume"), std::string::npos) << msg;
-  EXPECT_FALSE(exists0(out + "/nothing"));
-  mw::RunDirectory ok(MPI_COMM_WORLD, out, "nothing", mw::RunMode::fresh);
+  // No directory at all: --resume starts the run (a job script may always pass --resume).
+  mw::RunDirectory nothing(MPI_COMM_WORLD, out, "nothing", mw::RunMode::resume);
+  EXPECT_FALSE(nothing.resume());
+  ASSERT_FALSE(nothing.notes().empty());
+  EXPECT_NE(nothing.notes()[0].find("from the beginning"), std::string::npos) << nothing.notes()[0];
+  EXPECT_TRUE(exists0(out + "/nothing/" + mw::RunDirectory::marker_name));
 }
 
 TEST(FaultRunDirectory, AReadOnlyOutputDirectoryIsRefusedBeforeAnyWork) {

@@ -3,6 +3,7 @@
 #include <mantissa/core/detail/deck_text.hpp>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -55,6 +57,29 @@ std::string join_path(const std::string& a, const std::string& b) {
 
 // "seismic.sources[2].x" -> "seismic.sources[].x"; an index that is not a number is an error
 // reported by the caller (returns false).
+// Counts the YAML documents of a text (at most k_max_documents) without building nodes.
+constexpr std::size_t k_max_documents = 64;
+struct DocumentCounter : YAML::EventHandler {
+  std::size_t docs = 0;
+  void OnDocumentStart(const YAML::Mark&) override { ++docs; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+std::size_t count_documents(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  std::size_t calls = 0;
+  while (calls < k_max_documents && parser.HandleNextDocument(counter)) ++calls;
+  return calls;
+}
+
 bool schema_path_of(const std::string& concrete, std::string& out) {
   out.clear();
   for (std::size_t i = 0; i < concrete.size(); ++i) {
@@ -158,7 +183,19 @@ class Builder {
     check_text(text);
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(text);
+      // yaml-cpp 0.7's LoadAll never ends on a stray ',' at the top level (each call yields
+      // another empty document until memory runs out: found by tests/fuzz), so the documents
+      // are counted first, with a bound.
+      const std::size_t n = count_documents(text);
+      if (n >= k_max_documents)
+        throw Error(fmt::format("{}: malformed YAML: the parser does not get past the start of the file "
+                                "(a stray ',' at the top level?); a deck is one YAML map of sections "
+                                "such as 'mesh:' and 'run:'",
+                                m_d.file));
+      if (n > 1)
+        docs = YAML::LoadAll(text);
+      else
+        docs.push_back(YAML::Load(text));
     } catch (const YAML::Exception& e) {
       throw Error(
           fmt::format("{}: malformed YAML: {}; fix the syntax at that position (indentation, "
@@ -226,7 +263,15 @@ class Builder {
     for (std::size_t open = cpath.find('['); open != std::string::npos; open = cpath.find('[', open + 1)) {
       const std::string list = cpath.substr(0, open);
       const std::size_t close = cpath.find(']', open);
-      const std::size_t index = std::stoul(cpath.substr(open + 1, close - open - 1));
+      // Digits only (schema_path_of checked them); an index beyond any list is "no element"
+      // (std::stoul would throw out_of_range for one that does not fit: found by tests/fuzz).
+      const std::string digits = cpath.substr(open + 1, close - open - 1);
+      std::size_t index = 0;
+      for (const char c : digits) {
+        index = index > (std::numeric_limits<std::size_t>::max() - 9) / 10
+                    ? std::numeric_limits<std::size_t>::max()
+                    : index * 10 + static_cast<std::size_t>(c - '0');
+      }
       const auto it = m_d.counts.find(list);
       const std::size_t n = it == m_d.counts.end() ? 0 : it->second;
       if (index >= n) {

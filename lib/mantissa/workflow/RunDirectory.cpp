@@ -224,9 +224,10 @@ void RunDirectory::open(RunMode requested) {
       if (existed && !fs::is_directory(dir, ec))
         throw Error("run directory '" + m_path + "' exists and is not a directory; choose another run.name");
       if (!existed) {
+        // Nothing to resume (a job script that always passes --resume, or a run stopped before
+        // it wrote anything): start the run, and say so.
         if (requested == RunMode::resume)
-          throw Error("--resume: there is no run directory '" + m_path +
-                      "' to continue; run without --resume to start the run");
+          notes += "--resume: there is no run directory '" + m_path + "' yet: starting the run from the beginning\n";
         fs::create_directories(dir, ec);
         if (ec)
           throw Error("cannot create the run directory '" + m_path + "' (" + ec.message() +
@@ -282,23 +283,21 @@ void RunDirectory::open(RunMode requested) {
       }
       if (aside) {
         // Move the old run aside (its lock, still held by us, goes with it), make a new one.
-        m_aside = m_path + ".previous";
-        const fs::path prev(m_aside);
+        const std::string aside_path = m_path + ".previous";
+        const fs::path prev(aside_path);
         if (fs::exists(prev, ec)) {
           if (!fs::exists(prev / marker_name, ec) && !is_legacy_run_dir(prev))
-            throw Error("cannot move '" + m_path + "' aside: '" + m_aside +
+            throw Error("cannot move '" + m_path + "' aside: '" + aside_path +
                         "' exists and is not a mantissa run directory; move it away yourself");
           LockResult old = take_lock(prev, std::string(again));
           if (!old.error.empty()) throw Error(old.error);
           ::close(old.fd);
           fs::remove_all(prev, ec);
-          if (ec) throw Error("cannot remove the earlier '" + m_aside + "' (" + ec.message() + ")");
+          if (ec) throw Error("cannot remove the earlier '" + aside_path + "' (" + ec.message() + ")");
         }
         fs::rename(dir, prev, ec);
-        if (ec) {
-          m_aside.clear();
-          throw Error("cannot move '" + m_path + "' aside to '" + m_path + ".previous' (" + ec.message() + ")");
-        }
+        if (ec) throw Error("cannot move '" + m_path + "' aside to '" + aside_path + "' (" + ec.message() + ")");
+        m_aside = aside_path;  // from here on a failure puts it back
         m_aside_lock_fd = m_lock_fd;
         m_lock_fd = -1;
         fs::create_directories(dir, ec);
@@ -337,6 +336,7 @@ void RunDirectory::open(RunMode requested) {
     if (rank == 0) {
       // Leave nothing half-done: the aside directory goes back, the lock is released.
       if (!m_aside.empty() && m_lock_fd >= 0) {
+        // Only over a directory this start made and holds: the old run goes back.
         std::error_code ec;
         release_lock(m_path, m_lock_fd);
         fs::remove_all(m_path, ec);

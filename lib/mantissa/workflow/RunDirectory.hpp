@@ -12,7 +12,10 @@
 //    given, except when that directory holds nothing to keep (a run stopped before its first
 //    checkpoint, no report): then a plain run and --resume both start it over, so that neither
 //    sends the user to the other;
-//  - --resume needs a checkpoint there (checkpoints/latest) to continue from;
+//  - --resume continues from the checkpoint there (checkpoints/latest); where there is
+//    nothing to continue (no directory yet, or no checkpoint and no report) it starts the run
+//    from the beginning with a note, so a job script may always pass --resume; a finished run
+//    without a checkpoint is refused (pass --overwrite to run it again);
 //  - --overwrite moves the old directory aside first and deletes it only after the new run
 //    has finished setting up (commit()), so a failed start leaves the previous results intact.
 // Collective: rank 0 touches the file system, every rank gets the same answer or exception.
