@@ -19,5 +19,13 @@ function(mantissa_set_warnings target)
     if(Mantissa_ENABLE_WERROR AND NOT Kokkos_ENABLE_CUDA AND NOT Kokkos_ENABLE_HIP)
       target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
     endif()
+    # ASan + UBSan on mantissa's own code (dependencies stay uninstrumented, which ASan
+    # allows); every UBSan finding aborts (no recovery), so a test fails on it. The link option
+    # is PUBLIC so that every executable linking a sanitized library gets the runtimes.
+    if(Mantissa_ENABLE_SANITIZERS)
+      target_compile_options(${target} PRIVATE
+        $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+      target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+    endif()
   endif()
 endfunction()
