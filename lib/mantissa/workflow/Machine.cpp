@@ -1,5 +1,6 @@
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/workflow/Machine.hpp>
+#include <mantissa/workflow/detail/GpuEnergy.hpp>
 
 #include <hdf5.h>
 #include <sys/resource.h>
@@ -96,12 +97,26 @@ EnergyMeter::EnergyMeter(MPI_Comm comm) : m_comm(comm) {
         m_last.push_back(v);
       }
     }
-    ok = m_files.empty() ? 0 : 1;
+    ok = m_files.empty() && !detail::gpu_energy().available() ? 0 : 1;
   }
   int all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
   m_available = all != 0;
-  if (m_available) m_source = "RAPL package counters (/sys/class/powercap), summed over nodes";
+  // The GPUs' own meter (NVML / AMD SMI, detail/GpuEnergy.cpp) adds to RAPL where it exists.
+  std::string gpu = m_is_reader ? detail::gpu_energy().source() : std::string();
+  int len = static_cast<int>(gpu.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  gpu.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(gpu.data(), len, MPI_CHAR, 0, comm);
+  const bool gpu_ok = gpu.rfind("not measured", 0) != 0;
+  if (m_available && !m_files.empty() && gpu_ok)
+    m_source = "RAPL package counters (/sys/class/powercap) + " + gpu + ", summed over nodes";
+  else if (m_available && gpu_ok)
+    m_source = gpu + ", summed over nodes";
+  else if (m_available)
+    m_source = "RAPL package counters (/sys/class/powercap), summed over nodes (GPU " + gpu + ")";
+  else
+    m_source = "not measured (no readable RAPL counter; GPU " + gpu + ")";
 }
 
 double EnergyMeter::read_local() const {
@@ -113,7 +128,8 @@ double EnergyMeter::read_local() const {
     m_accum += d * 1e-6;
     m_last[i] = v;
   }
-  return m_accum;
+  const double gpu = detail::gpu_energy().joules();
+  return m_accum + (gpu > 0.0 ? gpu : 0.0);
 }
 
 void EnergyMeter::start() {
