@@ -128,7 +128,9 @@ for f in "${texts[@]}"; do
 done
 # h5pcc's own prefix line is "prefix=/usr" (no trailing path).
 for f in "$r"/usr/bin/h5pcc* ; do
-  [ -f "$f" ] && sed -i -E 's#^prefix="?/usr"?$#prefix="@PREFIX@/usr"#' "$f"
+  [ -f "$f" ] || continue
+  sed -i -E 's#^prefix="?/usr"?$#prefix="@PREFIX@/usr"#' "$f"
+  grep -qxF "${f#"$r"/}" "$work/relocate.txt" || echo "${f#"$r"/}" >>"$work/relocate.txt"
 done
 # Absolute symlinks (e.g. .so -> /usr/lib/...) become relative.
 find "$r" -type l | while read -r l; do

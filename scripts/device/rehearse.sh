@@ -29,7 +29,9 @@ if [ ! -x "$root/usr/bin/g++" ]; then
       --no-install-recommends g++ make python3-minimal xz-utils binutils'"
 fi
 # The working tree as the device tool carries it: tracked + untracked non-ignored + device-bundle.
-rm -rf "$root/work/repo" "$root/out" "$root/tmp/mantissa-device"
+rm -rf "$root/work/repo" "$root/out"
+# KEEP_BUILD=1 keeps the builds of the last rehearsal (run.sh reuses the Kokkos install).
+[ "${KEEP_BUILD:-0}" = 1 ] || rm -rf "$root/tmp/mantissa-device"
 mkdir -p "$root/work/repo" "$root/out" "$out"
 rm -rf "${out:?}"/*  # no result of an earlier rehearsal may be mistaken for this one's
 (cd "$here" && { git ls-files -co --exclude-standard; find device-bundle -type f; } | sort -u |

@@ -135,10 +135,11 @@ unpack() {
   if [ ! -f "$prefix/.unpacked" ]; then
     rm -rf "$prefix" && mkdir -p "$prefix"
     tar -C "$prefix" -xJf "$bundle/prefix.tar.xz"
-    # Relocate: @PREFIX@ in the text files that name install paths becomes the real prefix.
-    while IFS= read -r f; do sed -i "s#@PREFIX@#$prefix#g" "$prefix/$f"; done <"$prefix/RELOCATE.txt"
     touch "$prefix/.unpacked"
   fi
+  # Relocate: @PREFIX@ in the text files that name install paths (h5pcc, pkg-config and CMake
+  # files, Open MPI's wrapper data) becomes the real prefix.
+  { grep -rlI '@PREFIX@' "$prefix/usr" || true; } | while IFS= read -r f; do sed -i "s#@PREFIX@#$prefix#g" "$f"; echo "relocated ${f#"$prefix"/}"; done
   mkdir -p "$src"
   for t in "$bundle"/kokkos-*.tar.xz; do
     d="$src/$(basename "$t" .tar.xz)"
@@ -165,6 +166,8 @@ multi=x86_64-linux-gnu
 [ -d "$prefix/usr/lib/aarch64-linux-gnu" ] && multi=aarch64-linux-gnu
 pu="$prefix/usr"
 export LD_LIBRARY_PATH="$broot/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# After the node's own tools: h5pcc calls mpicc.openmpi by name.
+export PATH="$PATH:$pu/bin"
 export OPAL_PREFIX="$pu" PMIX_INSTALL_PREFIX="$pu/lib/$multi/pmix2"
 export PMIX_MCA_pcompress_base_silence_warning=1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -250,12 +253,16 @@ configure_mantissa() {
   set -e
   local rl
   rl="$(echo "$ranks" | tr ' ' ';')"
+  local pyt=ON
+  "$py" -c 'import torch, h5py, numpy' >/dev/null 2>&1 || { pyt=OFF; echo "python3 lacks torch/h5py/numpy: PyTorch oracle tests off"; }
   "$cmake_bin" "${gen[@]}" -S "$here" -B "$mb" -DCMAKE_BUILD_TYPE=Release "${cxx[@]}" \
     -DKokkos_ROOT="$kprefix" -DKokkosKernels_ROOT="$kprefix" -DCMAKE_PREFIX_PATH="$pu" \
     -DCMAKE_LIBRARY_PATH="$pu/lib/$multi" -DCMAKE_INCLUDE_PATH="$pu/include" \
     -DMPI_CXX_COMPILER="$pu/bin/mpicxx.openmpi" -DMPI_C_COMPILER="$pu/bin/mpicc.openmpi" \
-    -DMPIEXEC_EXECUTABLE="$mpirun_bin" -DHDF5_C_COMPILER_EXECUTABLE="$pu/bin/h5pcc.openmpi" \
-    -DMANTISSA_MPI_RANKS="$rl" -DMantissa_ENABLE_ONEDNN=OFF -DMANTISSA_PYTHON="$py" \
+    -DMPIEXEC_EXECUTABLE="$mpirun_bin" -DHDF5_C_COMPILER_EXECUTABLE=HDF5_C_COMPILER_EXECUTABLE-NOTFOUND \
+    -DHDF5_C_LIBRARY_hdf5="$pu/lib/$multi/libhdf5_openmpi.so" -DHDF5_hdf5_LIBRARY_RELEASE="$pu/lib/$multi/libhdf5_openmpi.so" \
+    -DHDF5_C_INCLUDE_DIR="$pu/include/hdf5/openmpi" \
+    -DMANTISSA_MPI_RANKS="$rl" -DMantissa_ENABLE_PYTHON_TESTS="$pyt" -DMantissa_ENABLE_ONEDNN=OFF -DMANTISSA_PYTHON="$py" \
     -DCMAKE_BUILD_RPATH="$broot/lib"
   grep -E "^(Kokkos_DIR|MPI_CXX_LIB_NAMES|HDF5_C_LIBRARY_hdf5|HDF5_C_INCLUDE_DIR|yaml-cpp_DIR|fmt_DIR|CLI11_DIR|GTest_DIR|MPIEXEC_EXECUTABLE)[:=]" "$mb/CMakeCache.txt"
   # Nothing may come from the system's /usr (the node has none of it): list what was found.
@@ -298,8 +305,8 @@ fi
 if "$py" -c 'import torch' >/dev/null 2>&1; then
   step torch-peer 90 env -u LD_LIBRARY_PATH "$py" "$here/bench/device/torch_peer.py"
 fi
-step ctest-unit 150 "$ctest_bin" --test-dir "$mb" -L unit --output-on-failure --timeout 120 -j "$(( jobs < 8 ? jobs : 8 ))"
-step ctest-mpi 180 "$ctest_bin" --test-dir "$mb" -L mpi --output-on-failure --timeout 150 -j "$(( jobs < 4 ? 1 : 4 ))"
+step ctest-unit 150 "$ctest_bin" --test-dir "$mb" -L unit --no-tests=error --output-on-failure --timeout 120 -j "$(( jobs < 8 ? jobs : 8 ))"
+step ctest-mpi 180 "$ctest_bin" --test-dir "$mb" -L mpi --no-tests=error --output-on-failure --timeout 150 -j "$(( jobs < 4 ? 1 : 4 ))"
 [ -n "$fn_mode" ] && { echo "no step function $fn_mode" >&2; exit 2; }
 for t in ctest-unit ctest-mpi; do
   [ -f "$out/$t.log" ] && grep -E "tests passed|tests failed|^\s+[0-9]+ - " "$out/$t.log" | sed "s/^/  $t: /" | tee -a "$summary" >&2
