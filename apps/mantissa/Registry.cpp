@@ -20,7 +20,8 @@ namespace mantissa::app {
 workflow::Registry make_registry() {
   workflow::Registry r;
 #ifdef MANTISSA_APP_HAVE_SEISMIC
-  r.add_physics("seismic", make_seismic_model);
+  r.add_physics("seismic",
+                {seismic_precisions(), make_seismic_model, make_seismic_recorder, make_seismic_report});
 #if defined(MANTISSA_APP_HAVE_SURROGATES)
   // The transformer learns the seismic state (p^n, p^{n-1}) with the velocity as a static input.
   r.add_surrogate("transformer", [](const workflow::ModelContext& ctx) {

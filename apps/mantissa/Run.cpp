@@ -7,6 +7,7 @@
 #include "Registry.hpp"
 
 #include <mantissa/core/Error.hpp>
+#include <mantissa/core/Log.hpp>
 #include <mantissa/core/Version.hpp>
 #include <mantissa/mesh/Decomposition.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
@@ -30,29 +31,6 @@
 namespace mantissa::app {
 
 namespace {
-
-// Writes to the terminal and to run.log at once (rank 0 only).
-class TeeBuf : public std::streambuf {
- public:
-  TeeBuf(std::streambuf* a, std::streambuf* b) : m_a(a), m_b(b) {}
-
- protected:
-  int overflow(int c) override {
-    if (c == EOF) return !EOF;
-    const int ra = m_a->sputc(static_cast<char>(c));
-    const int rb = m_b ? m_b->sputc(static_cast<char>(c)) : c;
-    return (ra == EOF || rb == EOF) ? EOF : c;
-  }
-  int sync() override {
-    const int ra = m_a->pubsync();
-    const int rb = m_b ? m_b->pubsync() : 0;
-    return (ra == 0 && rb == 0) ? 0 : -1;
-  }
-
- private:
-  std::streambuf* m_a;
-  std::streambuf* m_b;
-};
 
 constexpr int k_exit_stopped = 75;  // EX_TEMPFAIL
 
@@ -98,7 +76,9 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   check_memory(estimate_run(deck, ranks, deck.has("run.end_time") ? 0 : cfg.steps), MPI_COMM_WORLD);
   if (deck.has("run.end_time")) {
     // The deck gives a simulated time: the physics' own time step turns it into steps.
-    auto probe = registry.create_physics(cfg.physics, ctx, cfg.reference_precision, cfg.reference_precision);
+    const auto& table = registry.physics(cfg.physics).precisions;
+    auto probe = registry.create_physics(
+        cfg.physics, ctx, table.uniform(cfg.reference_precision, "deck key 'campaign.reference'"));
     cfg.steps = checked_steps(deck.get_real("run.end_time"), probe->dt());
     check_memory(estimate_run(deck, ranks, cfg.steps), MPI_COMM_WORLD);
   }
@@ -112,19 +92,20 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   const std::string dir = run_dir.path();
   check_disk(estimate_run(deck, ranks, cfg.steps), dir, MPI_COMM_WORLD);
 
-  std::ofstream log_file;
-  if (rank == 0) log_file.open(dir + "/run.log", std::ios::app);
-  TeeBuf tee(std::cout.rdbuf(), log_file.is_open() ? log_file.rdbuf() : nullptr);
-  std::ostream log(&tee);
-  if (rank == 0) {
-    // A resume keeps the deck of the run it continues (a refused resume must not replace it).
-    if (!run_dir.resume()) std::ofstream(dir + "/deck.resolved.yaml") << deck.resolved_yaml();
-    log << "mantissa " << MANTISSA_VERSION_STRING << " (" << MANTISSA_GIT_HASH << "): run " << opts.deck_path
-        << (opts.resume ? " --resume" : "") << " into " << dir << std::endl;
-    for (const auto& note : run_dir.notes()) log << "[run directory] " << note << std::endl;
-  }
+  // Core's log (logging.level, logging.per_rank, logging.timer_fence); rank 0's lines also go to
+  // run.log in the run directory.
+  log::configure_from_deck(deck, dir);
+  log::set_console_copy(dir + "/run.log");
+  struct StopCopy {
+    ~StopCopy() { log::set_console_copy(""); }
+  } stop_copy;
+  // A resume keeps the deck of the run it continues (a refused resume must not replace it).
+  if (rank == 0 && !run_dir.resume()) std::ofstream(dir + "/deck.resolved.yaml") << deck.resolved_yaml();
+  log::info("mantissa {} ({}): run {}{} into {}", MANTISSA_VERSION_STRING, MANTISSA_GIT_HASH, opts.deck_path,
+            opts.resume ? " --resume" : "", dir);
+  for (const auto& note : run_dir.notes()) log::info("[run directory] {}", note);
 
-  workflow::Campaign campaign(cfg, registry, ctx, dir, run_dir.resume(), &log);
+  workflow::Campaign campaign(cfg, registry, ctx, dir, run_dir.resume());
   test_raise("setup");
   run_dir.commit();  // set-up succeeded: an overwritten previous run may go now
   const auto outcome = campaign.run();
@@ -139,19 +120,16 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   if (opts.resume) info.command += " --resume";
   if (opts.overwrite) info.command += " --overwrite";
   test_raise("report");
-  workflow::write_report(campaign, info, dir);
+  std::string files = "report.json, report.h5";
+  for (const auto& f : workflow::write_report(campaign, info, dir)) files += ", " + f;
   // A stop request that arrived while the report was written: the report is complete, the run
   // has finished; say so rather than stop half-way (the handlers stay installed, Signals.hpp).
   const bool late_signal = workflow::StopSignals::received(MPI_COMM_WORLD);
-  if (rank == 0) {
-    log << "\n"
-        << workflow::main_table(campaign) << "\nreport: " << dir << "/report.md (report.json, report.h5"
-        << (campaign.recording().positions.empty() ? "" : ", gathers.h5") << ")" << std::endl;
-    if (late_signal)
-      log << "mantissa: " << workflow::StopSignals::name(workflow::StopSignals::last_signal())
-          << " arrived after the campaign had finished; the report is complete and the run is done (exit 0)"
-          << std::endl;
-  }
+  log::info("results:\n\n{}\nreport: {}/report.md ({})", workflow::main_table(campaign), dir, files);
+  if (late_signal)
+    log::info("mantissa: {} arrived after the campaign had finished; the report is complete and the run is done "
+              "(exit 0)",
+              workflow::StopSignals::name(workflow::StopSignals::last_signal()));
   return 0;
 }
 

@@ -79,11 +79,13 @@ class SeismicModel final : public workflow::PhysicsModel {
        << to_string(c.compute) << " compute, dt " << m_solver.dt();
     return os.str();
   }
-  Precision storage_precision() const override { return m_solver.config().storage; }
-  Precision compute_precision() const override { return m_solver.config().compute; }
+  workflow::PrecisionSet precision() const override {
+    return {{workflow::role::storage, m_solver.config().storage},
+            {workflow::role::compute, m_solver.config().compute}};
+  }
   std::string precision_support() const override {
     for (const auto& s : mantissa::precision_support())
-      if (s.precision == storage_precision())
+      if (s.precision == m_solver.config().storage)
         return s.storage_native && s.arithmetic_native ? "native" : "emulated";
     return "emulated";
   }
@@ -122,14 +124,13 @@ class SeismicModel final : public workflow::PhysicsModel {
   workflow::Diagnostics diagnostics() const override {
     const auto d = m_solver.diagnostics();
     workflow::Diagnostics out;
-    out.energy = d.energy;
+    out.values = {{"energy", d.energy}};
     out.finite = d.finite;
     if (!d.finite) out.where = "the pressure field (seismic solver, step " + std::to_string(d.step) + ")";
     return out;
   }
 
-  std::vector<std::string> receiver_names() const override { return m_names; }
-  std::vector<double> sample_receivers() const override {
+  std::vector<double> sample_probes() const override {
     if (m_weight.empty()) return {};
     // Each stencil entry is read by its owner, the others add zero: the all-reduce is exact, and
     // the weighted sums run in a fixed order, so traces do not depend on the rank count.
@@ -149,8 +150,10 @@ class SeismicModel final : public workflow::PhysicsModel {
     return out;
   }
 
-  workflow::Recording recording() const override {
-    workflow::Recording rec;
+  // The receivers are the probes.
+  workflow::Probes probes() const override {
+    workflow::Probes rec;
+    rec.names = m_names;
     rec.positions = m_solver.config().receivers;
     rec.stride = m_solver.config().record_every;
     rec.quantity = "pressure";
@@ -160,27 +163,13 @@ class SeismicModel final : public workflow::PhysicsModel {
     return rec;
   }
 
-  int num_shots() const override { return static_cast<int>(m_solver.config().shots.size()); }
-  void select_shot(int shot) override {
-    if (shot < 0 || shot >= num_shots())
+  // The shots are the experiments.
+  int num_experiments() const override { return static_cast<int>(m_solver.config().shots.size()); }
+  void select_experiment(int shot) override {
+    if (shot < 0 || shot >= num_experiments())
       throw Error("seismic: shot " + std::to_string(shot) + " does not exist; the deck has " +
-                  std::to_string(num_shots()) + " shots (seismic.sources[].shot)");
+                  std::to_string(num_experiments()) + " shots (seismic.sources[].shot)");
     m_shot = shot;
-  }
-  std::vector<workflow::SourceInfo> shot_sources(int shot) const override {
-    std::vector<workflow::SourceInfo> out;
-    for (const auto& src : m_solver.config().shots.at(static_cast<std::size_t>(shot)).sources) {
-      workflow::SourceInfo s;
-      s.position = src.position;
-      s.wavelet = src.wavelet == seismic::WaveletKind::ricker                ? "ricker"
-                  : src.wavelet == seismic::WaveletKind::gaussian_derivative ? "gaussian_derivative"
-                                                                             : "file:" + src.file;
-      s.frequency = src.frequency;
-      s.delay = seismic::Wavelet(src).delay();  // the effective delay (a default when not given)
-      s.amplitude = src.amplitude;
-      out.push_back(s);
-    }
-    return out;
   }
 
   workflow::StepCost cost_per_step() const override {
@@ -216,8 +205,21 @@ seismic::Config config_for(const workflow::ModelContext& ctx, Precision storage,
 
 }  // namespace
 
+workflow::PrecisionTable seismic_precisions() {
+  using P = Precision;
+  const auto pair = [](P st, P co) {
+    return workflow::PrecisionSet{{workflow::role::storage, st}, {workflow::role::compute, co}};
+  };
+  // The solver's instantiations (apps/seismic/Solver_*.cpp); make_seismic_model dispatches on them.
+  return {{workflow::role::storage, workflow::role::compute},
+          {pair(P::fp64, P::fp64), pair(P::fp64, P::fp32), pair(P::fp32, P::fp64), pair(P::fp32, P::fp32),
+           pair(P::bf16, P::fp32), pair(P::fp16, P::fp32)}};
+}
+
 std::unique_ptr<workflow::PhysicsModel> make_seismic_model(const workflow::ModelContext& ctx,
-                                                           Precision storage, Precision compute) {
+                                                           const workflow::PrecisionSet& precision) {
+  const Precision storage = precision.get(workflow::role::storage);
+  const Precision compute = precision.get(workflow::role::compute);
   const auto c = config_for(ctx, storage, compute);
   const auto& d = *ctx.decomp;
   using P = Precision;
@@ -227,11 +229,8 @@ std::unique_ptr<workflow::PhysicsModel> make_seismic_model(const workflow::Model
   if (storage == P::fp32 && compute == P::fp32) return std::make_unique<SeismicModel<float, float>>(d, c);
   if (storage == P::bf16 && compute == P::fp32) return std::make_unique<SeismicModel<bf16, float>>(d, c);
   if (storage == P::fp16 && compute == P::fp32) return std::make_unique<SeismicModel<fp16, float>>(d, c);
-  throw Error(
-      "seismic: no solver for " + std::string(to_string(storage)) + " storage with " +
-      std::string(to_string(compute)) +
-      " compute; use fp64/fp32 storage with fp64/fp32 compute, or bf16/fp16 storage with fp32 compute "
-      "(campaign.variants[].storage/compute)");
+  throw Error("seismic: no solver for " + precision.describe() + "; use one of " +
+              seismic_precisions().describe() + " (campaign.variants[].storage/compute)");
 }
 
 Field<double> seismic_velocity(const workflow::ModelContext& ctx) {

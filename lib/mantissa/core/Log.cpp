@@ -21,6 +21,7 @@ struct State {
   Level level = Level::info;
   std::ostream* console = &std::cout;
   std::unique_ptr<std::ofstream> file;
+  std::unique_ptr<std::ofstream> copy;  // rank 0's console lines, again (set_console_copy)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
@@ -105,6 +106,17 @@ void set_console(std::ostream* os) {
   s.console = os ? os : &std::cout;
 }
 
+void set_console_copy(const std::string& path) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.copy.reset();
+  if (path.empty() || world_rank() != 0) return;
+  auto f = std::make_unique<std::ofstream>(path, std::ios::app);
+  if (!*f)
+    throw Error(fmt::format("cannot open the log file '{}'; check that the run directory is writable", path));
+  s.copy = std::move(f);
+}
+
 double elapsed() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - state().start).count();
 }
@@ -120,6 +132,10 @@ void write(Level lvl, const std::string& message) {
   if (world_rank() == 0) {
     *s.console << text;
     s.console->flush();
+    if (s.copy) {
+      *s.copy << text;
+      s.copy->flush();
+    }
   }
   if (s.file) {
     *s.file << text;

@@ -33,6 +33,9 @@ Level level();
 bool enabled(Level level);
 // Where rank 0's console lines go (std::cout unless changed; tests capture it).
 void set_console(std::ostream* os);
+// Rank 0 also appends every console line to `path` (a run's run.log); "" stops it. Throws
+// mantissa::Error naming the file when it cannot be opened.
+void set_console_copy(const std::string& path);
 // Seconds since logging started (the first call into this module or the last reset_clock()).
 double elapsed();
 void reset_clock();

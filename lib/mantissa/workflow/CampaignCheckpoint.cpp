@@ -5,7 +5,7 @@
 // so far, gathered snapshots); the surrogate saves itself next to them once trained.
 // Resume needs the same rank count (the states are rank-local); the message says so.
 #include <mantissa/core/Error.hpp>
-#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/CampaignCheckpoint.hpp>
 #include <mantissa/workflow/detail/H5.hpp>
 
 #include <cstring>
@@ -22,7 +22,7 @@ namespace {
 using namespace detail;
 
 constexpr const char* k_format = "mantissa-campaign-checkpoint";
-constexpr std::int64_t k_version = 2;  // 2: the shot in the cursor, extra_shots in the results
+constexpr std::int64_t k_version = 3;  // 3: phase state, diagnostics and metrics in the results
 
 std::string rank_file(const std::string& dir, int rank) {
   std::ostringstream os;
@@ -69,9 +69,14 @@ std::vector<std::string> split_lines(const std::string& s) {
 }
 }  // namespace
 
-void Campaign::write_checkpoint(const State* state, double time) {
-  const std::string base = m_dir + "/checkpoints";
-  const std::string name = "ckpt-" + std::to_string(m_cur.global_steps);
+void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double time) {
+  const auto& cfg = ctx.config();
+  const auto& cur = ctx.cursor();
+  const auto& ref = ctx.reference_store();
+  const int m_rank = ctx.rank();
+  auto comm = [&ctx] { return ctx.comm(); };
+  const std::string base = ctx.run_dir() + "/checkpoints";
+  const std::string name = "ckpt-" + std::to_string(cur.global_steps);
   const std::string tmp = base + "/" + name + ".tmp";
   int size = 1;
   MPI_Comm_size(comm(), &size);
@@ -85,16 +90,20 @@ void Campaign::write_checkpoint(const State* state, double time) {
   auto write_cursor = [&](hid_t f) {
     h5_attr(f, "format", std::string(k_format));
     h5_attr(f, "format_version", k_version);
-    h5_attr(f, "deck_hash", m_cfg.deck_hash);
+    h5_attr(f, "deck_hash", cfg.deck_hash);
     h5_attr(f, "ranks", std::int64_t(size));
-    h5_attr(f, "phase", std::int64_t(m_cur.phase));
-    h5_attr(f, "phase_name", m_phases[m_cur.phase].name);
-    h5_attr(f, "step", m_cur.step);
-    h5_attr(f, "shot", m_cur.shot);
+    h5_attr(f, "phase", std::int64_t(cur.phase));
+    h5_attr(f, "phase_name", ctx.phase_name());
+    h5_attr(f, "step", cur.step);
+    h5_attr(f, "experiment", cur.experiment);
     h5_attr(f, "time", time);
-    h5_attr(f, "global_steps", m_cur.global_steps);
-    h5_attr(f, "physics_left", m_cur.physics_left);
-    h5_attr(f, "since_check", m_cur.since_check);
+    h5_attr(f, "global_steps", cur.global_steps);
+    std::string keys;
+    for (const auto& kv : cur.phase_state) {
+      keys += (keys.empty() ? "" : "\n") + kv.first;
+      h5_attr(f, "phase_state." + kv.first, kv.second);
+    }
+    h5_attr(f, "phase_state", keys);
   };
   {
     auto f = h5_create(rank_file(tmp, m_rank));
@@ -113,35 +122,35 @@ void Campaign::write_checkpoint(const State* state, double time) {
     }
     auto gr = h5_group(f.id(), "reference");
     std::vector<std::int64_t> steps;
-    for (const auto& kv : m_ref_snapshots) {
+    for (const auto& kv : ref.snapshots) {
       steps.push_back(kv.first);
       write_host_field(gr.id(), std::to_string(kv.first), kv.second);
     }
     h5_write(gr.id(), "steps", {steps.size()}, steps.data());
     auto gt = h5_group(f.id(), "train");
-    h5_attr(gt.id(), "count", std::int64_t(m_train_samples.size()));
-    for (std::size_t i = 0; i < m_train_samples.size(); ++i) {
+    h5_attr(gt.id(), "count", std::int64_t(ref.train_samples.size()));
+    for (std::size_t i = 0; i < ref.train_samples.size(); ++i) {
       auto gi = h5_group(gt.id(), std::to_string(i));
-      for (std::size_t j = 0; j < m_train_samples[i].size(); ++j)
-        write_host_field(gi.id(), std::to_string(j), m_train_samples[i][j]);
+      for (std::size_t j = 0; j < ref.train_samples[i].size(); ++j)
+        write_host_field(gi.id(), std::to_string(j), ref.train_samples[i][j]);
     }
   }
   if (m_rank == 0) {
     auto f = h5_create(tmp + "/campaign.h5");
     write_cursor(f.id());
-    h5_attr(f.id(), "state_names", join_lines(m_state_names));
-    h5_attr(f.id(), "receiver_names", join_lines(m_receiver_names));
-    h5_attr(f.id(), "reference_mib", m_reference_mib);
-    h5_attr(f.id(), "train_mib", m_train_mib);
+    h5_attr(f.id(), "state_names", join_lines(ref.state_names));
+    h5_attr(f.id(), "reference_mib", ref.snapshot_mib);
+    h5_attr(f.id(), "train_mib", ref.train_mib);
     auto gres = h5_group(f.id(), "results");
     H5Writer w(gres.id());
-    w.list("variants", m_results);
+    w.list("variants", ctx.results());
     auto gtr = h5_group(f.id(), "training");
     H5Writer wt(gtr.id());
-    serialize(wt, m_training);
+    serialize(wt, ctx.training());
     auto gsn = h5_group(f.id(), "snapshots");
-    for (auto& kv : m_snapshots) {
-      const auto shape = global_shape();
+    const auto& gn = ctx.decomposition().grid().n;
+    const std::array<std::int64_t, 3> shape{gn[2], gn[1], gn[0]};
+    for (auto& kv : ctx.snapshots()) {
       h5_write(gsn.id(), kv.first,
                {std::uint64_t(shape[0]), std::uint64_t(shape[1]), std::uint64_t(shape[2])}, kv.second.data());
     }
@@ -166,11 +175,17 @@ void Campaign::write_checkpoint(const State* state, double time) {
     }
   }
   MPI_Barrier(comm());
-  log("checkpoint " + name + " written (phase '" + m_phases[m_cur.phase].name + "', step " +
-      std::to_string(m_cur.step) + ")");
+  ctx.log("checkpoint " + name + " written (phase '" + ctx.phase_name() + "', step " +
+          std::to_string(cur.step) + ")");
 }
 
-void Campaign::read_checkpoint() {
+void CampaignCheckpoint::read(PhaseContext& ctx) {
+  const auto& cfg = ctx.config();
+  auto& cur = ctx.cursor();
+  auto& ref = ctx.reference_store();
+  const int m_rank = ctx.rank();
+  auto comm = [&ctx] { return ctx.comm(); };
+  const std::string m_dir = ctx.run_dir();
   const std::string base = m_dir + "/checkpoints";
   std::string name;
   {
@@ -179,10 +194,10 @@ void Campaign::read_checkpoint() {
   }
   if (name.empty())
     throw Error("--resume: '" + base + "/latest' is empty or unreadable; the checkpoint is damaged");
-  m_checkpoint_dir = base + "/" + name;
+  m_source = base + "/" + name;
   int size = 1;
   MPI_Comm_size(comm(), &size);
-  const std::string cfile = m_checkpoint_dir + "/campaign.h5";
+  const std::string cfile = m_source + "/campaign.h5";
   auto f = h5_open(cfile);
   if (h5_attr_string(f.id(), "format") != k_format)
     throw Error("--resume: '" + cfile + "' is not a mantissa campaign checkpoint");
@@ -190,61 +205,61 @@ void Campaign::read_checkpoint() {
     throw Error("--resume: '" + cfile + "' has checkpoint format version " +
                 std::to_string(h5_attr_int(f.id(), "format_version")) + "; this mantissa reads version " +
                 std::to_string(k_version));
-  if (h5_attr_string(f.id(), "deck_hash") != m_cfg.deck_hash)
+  if (h5_attr_string(f.id(), "deck_hash") != cfg.deck_hash)
     throw Error("--resume: the deck changed since the checkpoint in '" + m_dir +
                 "' was written (hash differs); resume with the same deck, or start over with --overwrite");
   const auto ranks = h5_attr_int(f.id(), "ranks");
   if (ranks != size)
     throw Error("--resume: the checkpoint was written by " + std::to_string(ranks) + " ranks; resume with " +
                 std::to_string(ranks) + " ranks (campaign checkpoints are per rank)");
-  m_cur.phase = static_cast<std::size_t>(h5_attr_int(f.id(), "phase"));
-  if (m_cur.phase >= m_phases.size() || h5_attr_string(f.id(), "phase_name") != m_phases[m_cur.phase].name)
+  cur.phase = static_cast<std::size_t>(h5_attr_int(f.id(), "phase"));
+  if (cur.phase >= ctx.phase_names().size() || h5_attr_string(f.id(), "phase_name") != ctx.phase_name())
     throw Error("--resume: the checkpoint's phase does not match this deck's campaign");
-  m_cur.step = h5_attr_int(f.id(), "step");
-  m_cur.shot = h5_attr_int(f.id(), "shot");
-  m_cur.global_steps = h5_attr_int(f.id(), "global_steps");
-  m_cur.physics_left = h5_attr_int(f.id(), "physics_left");
-  m_cur.since_check = h5_attr_int(f.id(), "since_check");
-  m_state_names = split_lines(h5_attr_string(f.id(), "state_names"));
-  m_receiver_names = split_lines(h5_attr_string(f.id(), "receiver_names"));
-  m_reference_mib = h5_attr_double(f.id(), "reference_mib");
-  m_train_mib = h5_attr_double(f.id(), "train_mib");
+  cur.step = h5_attr_int(f.id(), "step");
+  cur.experiment = h5_attr_int(f.id(), "experiment");
+  cur.global_steps = h5_attr_int(f.id(), "global_steps");
+  cur.phase_state.clear();
+  for (const auto& k : split_lines(h5_attr_string(f.id(), "phase_state")))
+    cur.phase_state[k] = h5_attr_int(f.id(), "phase_state." + k);
+  ref.state_names = split_lines(h5_attr_string(f.id(), "state_names"));
+  ref.snapshot_mib = h5_attr_double(f.id(), "reference_mib");
+  ref.train_mib = h5_attr_double(f.id(), "train_mib");
   {
     auto g = h5_open_group(f.id(), "results");
     H5Reader r(g.id());
     std::vector<VariantResult> results;
     r.list("variants", results);
-    if (results.size() != m_results.size())
+    if (results.size() != ctx.results().size())
       throw Error("--resume: the checkpoint has " + std::to_string(results.size()) + " variants, the deck " +
-                  std::to_string(m_results.size()));
-    m_results = std::move(results);
+                  std::to_string(ctx.results().size()));
+    ctx.results() = std::move(results);
     auto gt = h5_open_group(f.id(), "training");
     H5Reader rt(gt.id());
-    serialize(rt, m_training);
+    serialize(rt, ctx.training());
   }
   if (m_rank == 0) {
     auto g = h5_open_group(f.id(), "snapshots");
-    for (const auto& r : m_results)
-      if (h5_exists(g.id(), r.name)) m_snapshots[r.name] = h5_read_doubles(g.id(), r.name);
+    for (const auto& r : ctx.results())
+      if (h5_exists(g.id(), r.name)) ctx.snapshots()[r.name] = h5_read_doubles(g.id(), r.name);
   }
-  const std::string rfile = rank_file(m_checkpoint_dir, m_rank);
+  const std::string rfile = rank_file(m_source, m_rank);
   auto rf = h5_open(rfile);
   auto gr = h5_open_group(rf.id(), "reference");
   for (auto s : h5_read_ints(gr.id(), "steps"))
-    m_ref_snapshots[s] = read_host_field(gr.id(), std::to_string(s), rfile);
+    ref.snapshots[s] = read_host_field(gr.id(), std::to_string(s), rfile);
   auto gt = h5_open_group(rf.id(), "train");
   const auto n = h5_attr_int(gt.id(), "count");
   for (std::int64_t i = 0; i < n; ++i) {
     auto gi = h5_open_group(gt.id(), std::to_string(i));
     std::vector<HostField> smp;
-    for (std::size_t j = 0; j < m_state_names.size(); ++j)
+    for (std::size_t j = 0; j < ref.state_names.size(); ++j)
       smp.push_back(read_host_field(gi.id(), std::to_string(j), rfile));
-    m_train_samples.push_back(std::move(smp));
+    ref.train_samples.push_back(std::move(smp));
   }
 }
 
-double Campaign::load_checkpoint_state(State& state) {
-  const std::string rfile = rank_file(m_checkpoint_dir, m_rank);
+double CampaignCheckpoint::load_state(PhaseContext& ctx, State& state) {
+  const std::string rfile = rank_file(m_source, ctx.rank());
   auto rf = h5_open(rfile);
   auto gs = h5_open_group(rf.id(), "state");
   const auto n = h5_attr_int(gs.id(), "count");

@@ -2,6 +2,7 @@
 // What a campaign runs, as a plain struct: filled from the deck's `campaign:` section by
 // config_from_deck() (Schema.cpp) or directly in tests.
 #include <mantissa/core/Precision.hpp>
+#include <mantissa/workflow/PrecisionSet.hpp>
 
 #include <cstdint>
 #include <string>
@@ -11,8 +12,9 @@ namespace mantissa::workflow {
 
 struct VariantSpec {
   std::string name;  // unique, used in the report and as an HDF5 group name
-  Precision storage = Precision::fp64;
-  Precision compute = Precision::fp64;
+  // The roles the deck gives (storage, compute, solver, ...); the physics' precision table
+  // completes the others (PrecisionTable::complete).
+  PrecisionSet precision;
 };
 
 struct HybridSpec {
@@ -45,16 +47,18 @@ struct SurrogateSpec {
 
 struct CampaignConfig {
   std::string physics;                 // registry key
+  std::string kind = "precision";      // campaign kind (CampaignKinds): which phases run
   std::int64_t steps = 100;            // physics steps of the reference and every variant
   std::int64_t sample_every = 10;      // fields are compared every this many steps (and at the end)
   double error_threshold = 0.1;        // relative L2 above which a variant "diverged" (report: time)
-  std::int64_t receiver_max_lag = -1;  // cross-correlation lag window in steps (-1: steps / 10)
-  Precision reference_precision = Precision::fp64;
-  std::vector<VariantSpec> variants;  // without the reference
+  std::int64_t receiver_max_lag = -1;  // probe cross-correlation lag window in steps (-1: steps / 10)
+  Precision reference_precision = Precision::fp64;  // every role of the reference
+  std::vector<VariantSpec> variants;                // without the reference
   SurrogateSpec surrogate;
   bool snapshots = true;              // final primary fields gathered into report.h5 + XDMF
   std::int64_t checkpoint_every = 0;  // campaign steps between periodic checkpoints (0: on signal only)
   std::int64_t stop_after_step = -1;  // test hook: raise SIGTERM after this many campaign steps
+  double progress_every = 10.0;       // seconds between progress lines of a phase (0: none)
   // Context for the report.
   std::string deck_file, deck_hash, deck_resolved;
 };

@@ -1,5 +1,7 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/workflow/Recorder.hpp>
 #include <mantissa/workflow/Registry.hpp>
+#include <mantissa/workflow/ReportSection.hpp>
 
 namespace mantissa::workflow {
 
@@ -17,9 +19,16 @@ std::string join(const std::vector<std::string>& v) {
 }
 }  // namespace
 
-void Registry::add_physics(const std::string& name, PhysicsCreator creator) {
+void Registry::add_physics(const std::string& name, PhysicsEntry entry) {
   MANTISSA_ASSERT(!m_physics.count(name), "physics '" << name << "' registered twice");
-  m_physics[name] = std::move(creator);
+  MANTISSA_ASSERT(entry.create, "physics '" << name << "' registered without a creator");
+  MANTISSA_ASSERT(!entry.precisions.roles.empty() && !entry.precisions.combinations.empty(),
+                  "physics '" << name << "' registered without a precision table");
+  for (const auto& c : entry.precisions.combinations)
+    for (const auto& r : entry.precisions.roles)
+      MANTISSA_ASSERT(c.has(r),
+                      "physics '" << name << "': combination '" << c.describe() << "' lacks role " << r);
+  m_physics[name] = std::move(entry);
 }
 
 void Registry::add_surrogate(const std::string& name, SurrogateCreator creator) {
@@ -34,13 +43,32 @@ std::vector<std::string> Registry::surrogate_names() const {
   return keys(m_surrogates);
 }
 
-std::unique_ptr<PhysicsModel> Registry::create_physics(const std::string& name, const ModelContext& ctx,
-                                                       Precision storage, Precision compute) const {
+const PhysicsEntry& Registry::physics(const std::string& name) const {
   auto it = m_physics.find(name);
   if (it == m_physics.end())
     throw Error("deck key 'physics': unknown physics '" + name +
                 "'; this build has: " + join(physics_names()));
-  return it->second(ctx, storage, compute);
+  return it->second;
+}
+
+std::unique_ptr<PhysicsModel> Registry::create_physics(const std::string& name, const ModelContext& ctx,
+                                                       const PrecisionSet& precision) const {
+  const auto& e = physics(name);
+  if (!e.precisions.allows(precision))
+    throw Error(name + ": no solver for " + precision.describe() + "; use one of " + e.precisions.describe() +
+                " (campaign.variants[].storage/compute)");
+  return e.create(ctx, precision);
+}
+
+std::unique_ptr<Recorder> Registry::create_recorder(const std::string& name, const ModelContext& ctx) const {
+  const auto& e = physics(name);
+  return e.recorder ? e.recorder(ctx) : std::make_unique<Recorder>();
+}
+
+std::unique_ptr<ReportSection> Registry::create_report_section(const std::string& name,
+                                                               const ModelContext& ctx) const {
+  const auto& e = physics(name);
+  return e.report ? e.report(ctx) : std::make_unique<ReportSection>();
 }
 
 std::unique_ptr<SurrogateModel> Registry::create_surrogate(const std::string& name,

@@ -1,7 +1,6 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/detail/H5.hpp>
-#include <mantissa/workflow/detail/Json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -14,7 +13,6 @@
 namespace mantissa::workflow {
 
 namespace {
-using detail::JsonWriter;
 
 std::string num(double v, int prec = 3) {
   if (std::isnan(v)) return "n/a";
@@ -30,6 +28,11 @@ std::string now_iso() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
+}
+
+// " (surrogate)" for the variants a surrogate stepped (their result kind), else "".
+std::string kind_note(const VariantResult& r) {
+  return r.kind == "reference" || r.kind == "physics" ? std::string() : " (" + r.kind + ")";
 }
 
 double stepping_seconds(const VariantResult& r) {
@@ -68,18 +71,26 @@ SpeedSummary speed_summary(const VariantResult& r, const VariantResult& referenc
 std::string main_table(const Campaign& c) {
   const auto& res = c.results();
   const auto& ref = res.front();
+  const auto& sec = c.report_section();
+  const auto extra = sec.table_columns();
   std::ostringstream os;
   os << "| variant | storage/compute | status | time/step [ms] | speed-up vs " << ref.storage
-     << " | rel. L2 (final) | max error | receiver misfit | x-corr (lag) | energy drift | t(err > "
-     << num(c.config().error_threshold) << ") |\n";
-  os << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+     << " | rel. L2 (final) | max error | ";
+  for (const auto& h : extra) os << h << " | ";
+  os << "energy drift | t(err > " << num(c.config().error_threshold) << ") |\n";
+  os << "|---|---|---|---:|---:|---:|---:|";
+  for (std::size_t i = 0; i < extra.size(); ++i) os << "---:|";
+  os << "---:|---:|\n";
   for (const auto& r : res) {
     const auto sp = speed_summary(r, ref);
-    os << "| " << r.name << " | " << r.storage << "/" << r.compute
-       << (r.kind == "surrogate" ? " (surrogate)" : "") << (r.kind == "hybrid" ? " (hybrid)" : "") << " | "
-       << r.status << " | " << num(sp.time_per_step * 1e3) << " | " << num(sp.speedup) << " | "
-       << num(r.final_rel_l2) << " | " << num(r.final_max_error) << " | " << num(r.receiver_rel_l2) << " | "
-       << num(r.xcorr_peak) << " (" << r.xcorr_lag << ") | " << num(r.final_energy_drift) << " | "
+    os << "| " << r.name << " | " << r.storage << "/" << r.compute << kind_note(r) << " | " << r.status
+       << " | " << num(sp.time_per_step * 1e3) << " | " << num(sp.speedup) << " | " << num(r.final_rel_l2)
+       << " | " << num(r.final_max_error) << " | ";
+    const auto cells = sec.table_cells(r);
+    MANTISSA_ASSERT(cells.size() == extra.size(),
+                    "report section: " << cells.size() << " cells for " << extra.size() << " columns");
+    for (const auto& x : cells) os << x << " | ";
+    os << num(r.final_energy_drift) << " | "
        << (r.threshold_time < 0 ? std::string("never") : num(r.threshold_time)) << " |\n";
   }
   return os.str();
@@ -87,11 +98,53 @@ std::string main_table(const Campaign& c) {
 
 namespace {
 
+// The keyed calls report_json() makes, on core's json::Writer (a key of "" inside an array).
+class J {
+ public:
+  J& begin_object(const std::string& k = {}) {
+    key(k);
+    m_w.begin_object();
+    return *this;
+  }
+  J& end_object() {
+    m_w.end_object();
+    return *this;
+  }
+  J& begin_array(const std::string& k = {}) {
+    key(k);
+    m_w.begin_array();
+    return *this;
+  }
+  J& end_array() {
+    m_w.end_array();
+    return *this;
+  }
+  template <class T>
+  J& value(const std::string& k, const T& v) {
+    key(k);
+    m_w.value(v);
+    return *this;
+  }
+  J& null(const std::string& k) {
+    key(k);
+    m_w.null();
+    return *this;
+  }
+  json::Writer& writer() { return m_w; }
+  std::string str() const { return m_w.str() + "\n"; }
+
+ private:
+  void key(const std::string& k) {
+    if (!k.empty()) m_w.key(k);
+  }
+  json::Writer m_w;
+};
+
 std::string report_json(const Campaign& c, const ReportInfo& info) {
   const auto& cfg = c.config();
   const auto& res = c.results();
   const auto& m = info.machine;
-  JsonWriter j;
+  J j;
   j.begin_object();
   j.value("schema", "mantissa-report").value("schema_version", report_schema_version);
   j.value("created", now_iso());
@@ -113,7 +166,7 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   std::map<std::string, std::string> support;
   for (const auto& r : res)
     if (!r.precision_support.empty())
-      support[r.storage + (r.kind == "surrogate" || r.kind == "hybrid" ? " (surrogate)" : "")] =
+      support[r.storage + (r.kind == "reference" || r.kind == "physics" ? "" : " (surrogate)")] =
           r.precision_support;
   for (const auto& kv : support) j.value(kv.first, kv.second);
   j.end_object();
@@ -133,15 +186,11 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.value("physics", cfg.physics).value("steps", cfg.steps).value("sample_every", cfg.sample_every);
   j.value("error_threshold", cfg.error_threshold)
       .value("reference", std::string(to_string(cfg.reference_precision)));
-  j.value("shots", std::int64_t(c.shot_sources().empty() ? 1 : c.shot_sources().size()));
-  j.value("record_every", std::int64_t(c.recording().stride));
   const auto shape = c.global_shape();
   j.begin_array("grid_shape_zyx");
   for (auto n : shape) j.value("", n);
   j.end_array();
-  j.begin_array("receivers");
-  for (const auto& n : c.receiver_names()) j.value("", n);
-  j.end_array();
+  c.report_section().campaign_json(j.writer(), c);
   j.end_object();
 
   j.begin_object("surrogate");
@@ -185,8 +234,14 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
       j.null("failure");
     j.begin_object("accuracy");
     j.value("final_rel_l2", r.final_rel_l2).value("max_rel_l2", r.max_rel_l2);
-    j.value("final_max_error", r.final_max_error).value("receiver_rel_l2", r.receiver_rel_l2);
-    j.value("xcorr_peak", r.xcorr_peak).value("xcorr_lag_steps", r.xcorr_lag);
+    j.value("final_max_error", r.final_max_error);
+    for (const auto& metric : r.metrics) {
+      // A metric that is an integer (a lag in steps) is written as one; NaN as null.
+      if (metric.integer && std::isfinite(metric.value))
+        j.value(metric.name, static_cast<std::int64_t>(metric.value));
+      else
+        j.value(metric.name, metric.value);
+    }
     j.value("final_energy_drift", r.final_energy_drift).value("max_abs_energy_drift", r.max_abs_energy_drift);
     if (r.threshold_time >= 0)
       j.value("threshold_time", r.threshold_time);
@@ -226,11 +281,9 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.end_array();
   j.begin_object("outputs").value("json", "report.json").value("markdown", "report.md");
   j.value("timeseries", "report.h5").value("snapshots_xdmf", "snapshots.xmf").value("log", "run.log");
-  if (c.recording().positions.empty())
-    j.null("gathers");
-  else
-    j.value("gathers", "gathers.h5");
-  j.value("checkpoints", "checkpoints/").end_object();
+  j.value("checkpoints", "checkpoints/");
+  c.report_section().outputs_json(j.writer(), c);
+  j.end_object();
   j.end_object();
   return j.str();
 }
@@ -249,18 +302,13 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
      << " hardware threads; Kokkos " << m.kokkos_version << " (" << m.backend << ", " << m.threads_per_rank
      << " threads per rank); " << m.mpi_version << ", " << m.ranks << " ranks; HDF5 " << m.hdf5_version
      << ".\n\n";
-  if (c.shot_sources().size() > 1)
-    os << "The deck has " << c.shot_sources().size()
-       << " shots: the reference and every physics variant run each of them (surrogates run shot 0); the "
-          "accuracy numbers below are shot 0's, every shot's gathers and energy series are in "
-          "gathers.h5.\n\n";
+  os << c.report_section().md_intro(c);
   if (c.resumed())
     os << "This run was resumed from a checkpoint at campaign step " << c.resumed_at_step() << ".\n\n";
   os << "## Accuracy and speed against the reference\n\n" << main_table(c) << "\n";
-  os << "rel. L2 and max error: primary field against the reference at the last sample; receiver misfit: "
-        "relative L2 over all receiver traces; x-corr: worst receiver's peak normalized cross-correlation "
-        "and its lag in steps, among the receivers the wave reaches (reference trace norm >= 1e-6 of the "
-        "largest); energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
+  os << "rel. L2 and max error: primary field against the reference at the last sample; "
+     << c.report_section().md_legend()
+     << "energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
         "time the relative L2 passed the threshold. Definitions: docs/user-guide.md.\n\n";
   os << "## Speed details\n\n| variant | set-up [s] | steps [s] | inference [s] | analysis [s] | cell "
         "updates/s | "
@@ -278,7 +326,7 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
         "not "
         "set-up or analysis. Memory HWM is the process peak so far (it never decreases). Energy: "
      << c.energy_source() << ".\n\n";
-  os << "## Precisions\n\n";
+  os << "## Precisions\n\nThe physics' combinations (" << c.precisions().describe() << ").\n\n";
   for (const auto& r : res)
     os << "- " << r.name << ": " << r.storage << " storage, " << r.compute << " compute, "
        << r.precision_support << " — " << r.description << "\n";
@@ -365,14 +413,22 @@ void write_h5(const Campaign& c, const std::string& path) {
     auto f = h5_create(tmp);
     h5_attr(f.id(), "schema", std::string("mantissa-report"));
     h5_attr(f.id(), "schema_version", std::int64_t(report_schema_version));
+    // The probes' names ("receiver_names": the report.h5 layout of schema version 1).
     std::string names;
-    for (const auto& n : c.receiver_names()) names += (names.empty() ? "" : "\n") + n;
+    for (const auto& n : c.probes().names) names += (names.empty() ? "" : "\n") + n;
     h5_attr(f.id(), "receiver_names", names);
     auto gv = h5_group(f.id(), "variants");
     for (auto r : c.results()) {  // a copy: serialize() takes non-const references
       auto g = h5_group(gv.id(), r.name);
       H5Writer w(g.id());
       serialize(w, r);
+      // The physics' metrics also as attributes of the variant, like every other scalar.
+      for (const auto& m : r.metrics) {
+        if (m.integer && std::isfinite(m.value))
+          h5_attr(g.id(), m.name, static_cast<std::int64_t>(m.value));
+        else
+          h5_attr(g.id(), m.name, m.value);
+      }
     }
     auto gs = h5_group(f.id(), "snapshots");
     const auto s = c.global_shape();
@@ -384,16 +440,18 @@ void write_h5(const Campaign& c, const std::string& path) {
 }
 }  // namespace
 
-void write_report(const Campaign& campaign, const ReportInfo& info, const std::string& dir) {
+std::vector<std::string> write_report(const Campaign& campaign, const ReportInfo& info,
+                                      const std::string& dir) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) return;
+  if (rank != 0) return {};
   write_h5(campaign, dir + "/report.h5");
   write_xdmf(campaign, dir + "/snapshots.xmf");
-  write_gathers(campaign, dir + "/gathers.h5");
+  const auto files = campaign.report_section().write_files(campaign, dir);
   write_file(dir + "/report.md", report_md(campaign, info));
   // report.json last: its presence means the run finished and every other file is complete.
   write_file(dir + "/report.json", report_json(campaign, info));
+  return files;
 }
 
 }  // namespace mantissa::workflow

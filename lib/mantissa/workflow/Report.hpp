@@ -1,11 +1,13 @@
 #pragma once
 // The campaign's report: report.json (versioned schema, docs/report-schema.md), report.md (the
 // tables a person reads), report.h5 (time series, receiver traces, final snapshots) with an
-// XDMF sidecar (snapshots.xmf) so ParaView opens the snapshots directly.
+// XDMF sidecar (snapshots.xmf) so ParaView opens the snapshots directly. A physics adds its own
+// columns, keys and files through its ReportSection (ReportSection.hpp).
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/Machine.hpp>
 
 #include <string>
+#include <vector>
 
 namespace mantissa::workflow {
 
@@ -19,13 +21,11 @@ struct ReportInfo {
 };
 
 // Rank 0 writes the files into `dir`; other ranks return at once.
-// Files: report.h5, snapshots.xmf, gathers.h5 (when the physics has receivers), report.md,
-// report.json (last: its presence means the others are complete).
-void write_report(const Campaign& campaign, const ReportInfo& info, const std::string& dir);
-// The shot gathers (docs/report-schema.md "gathers.h5"): per variant that recorded receivers,
-// one dataset per shot (receivers x time samples) with coordinates, sources and sampling as
-// attributes, and the energy series per shot. Written to a temporary name, then renamed.
-void write_gathers(const Campaign& campaign, const std::string& path);
+// Files: report.h5, snapshots.xmf, the physics' report section's own files (seismic:
+// gathers.h5), report.md, report.json (last: its presence means the others are complete).
+// Returns the names of the section's files (rank 0).
+std::vector<std::string> write_report(const Campaign& campaign, const ReportInfo& info,
+                                      const std::string& dir);
 // The main table (markdown), as printed at the end of a run.
 std::string main_table(const Campaign& campaign);
 

@@ -1,8 +1,13 @@
 #pragma once
 // What a campaign measured, per variant (reference, physics variants, surrogate rollouts,
 // hybrid). The same on every rank (all numbers are global). serialize() lists every member
-// once for the HDF5 writer and reader, so report.h5 and the resume checkpoint cannot drift
-// apart from the struct.
+// once for the HDF5 writer and reader, so report.h5 and the checkpoint cannot drift apart from
+// the struct.
+//
+// Physics-neutral: probe traces are the physics' observation points (Probes); what a physics
+// derives from them (seismic: receiver misfit and cross-correlation) its recorder adds as named
+// metrics. The HDF5 names of the probe members ("traces", "num_receivers", "trace_stride",
+// "extra_shots") are the report.h5 layout of schema version 1 (docs/report-schema.md).
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -18,23 +23,38 @@ struct HandOver {
   double residual = 0.0;
 };
 
-// A shot after the first one (a physics with several shots, PhysicsModel::num_shots): its
-// receiver traces (as VariantResult::traces, same stride) and its energy at the sample steps.
-struct ShotRecord {
+// An experiment after the first one (PhysicsModel::num_experiments): its probe traces (as
+// VariantResult::traces, same stride) and its energy at the sample steps.
+struct ExperimentRecord {
   std::vector<double> traces;
   std::vector<std::int64_t> steps;
   std::vector<double> times, energy;
 };
 
+// One named diagnostic (Diagnostics::values) at the sample steps.
+struct DiagnosticSeries {
+  std::string name;
+  std::vector<double> values;
+};
+
+// A summary number a physics' recorder derives (Recorder::finish), written into the variant's
+// accuracy section of report.json in this order; NaN: undefined (null).
+struct Metric {
+  std::string name;
+  double value = 0.0;
+  int integer = 0;  // 1: written as an integer (a lag in steps)
+};
+
 struct PhaseTimes {
   double setup = 0.0, steps = 0.0, training = 0.0, inference = 0.0, io = 0.0;  // seconds
-  double analysis = 0.0;  // comparisons against the reference, diagnostics, receivers (not in time per step)
+  double analysis = 0.0;  // comparisons against the reference, diagnostics, probes (not in time per step)
 };
 
 struct VariantResult {
   std::string name;
-  std::string kind;  // "reference" | "physics" | "surrogate" | "hybrid"
-  std::string storage, compute;
+  std::string kind;  // the phase's result kind: "reference" | "physics" | "surrogate" | "hybrid" | ...
+  std::string storage, compute;    // the storage and compute roles (report columns)
+  std::string precision;           // every role: PrecisionSet::describe()
   std::string precision_support;   // "native" | "emulated"
   std::string status = "pending";  // "pending" | "running" | "ok" | "failed"
   std::string failure;             // diagnostic when failed: what, where, when
@@ -44,19 +64,20 @@ struct VariantResult {
   // Time series at the sample steps.
   std::vector<std::int64_t> steps;
   std::vector<double> times, rel_l2, max_error, energy, energy_drift;
-  // Receiver traces: one value per receiver per physics step (row = step, column = receiver).
+  std::vector<DiagnosticSeries> diagnostics;  // every named diagnostic
+  // Probe traces: one value per probe per recorded step (row = step, column = probe).
   std::vector<double> traces;
-  std::int64_t num_receivers = 0;
+  std::int64_t num_probes = 0;
   std::int64_t trace_stride = 1;  // physics steps between two trace rows
-  // Shots 1, 2, ... (extra_shots[i] is shot i + 1); the members above are shot 0's.
-  std::vector<ShotRecord> extra_shots;
+  // Experiments 1, 2, ... (extra_experiments[i] is experiment i + 1); the members above are
+  // experiment 0's.
+  std::vector<ExperimentRecord> extra_experiments;
 
   // Summary accuracy (NaN where undefined; the report writes null).
   double final_rel_l2 = 0.0, max_rel_l2 = 0.0, final_max_error = 0.0;
-  double receiver_rel_l2 = 0.0, xcorr_peak = 1.0;
-  std::int64_t xcorr_lag = 0;
   double final_energy_drift = 0.0, max_abs_energy_drift = 0.0;
   double threshold_time = -1.0;  // < 0: never crossed
+  std::vector<Metric> metrics;   // the physics' own (Recorder::finish)
 
   // Speed.
   PhaseTimes time;
@@ -69,6 +90,22 @@ struct VariantResult {
 
   // Hybrid.
   std::vector<HandOver> handovers;
+
+  // The metric's value; NaN when the recorder did not set it.
+  double metric(const std::string& n) const {
+    for (const auto& m : metrics)
+      if (m.name == n) return m.value;
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  void set_metric(const std::string& n, double v, bool integer = false) {
+    for (auto& m : metrics)
+      if (m.name == n) {
+        m.value = v;
+        m.integer = integer ? 1 : 0;
+        return;
+      }
+    metrics.push_back({n, v, integer ? 1 : 0});
+  }
 };
 
 struct TrainingResult {
@@ -93,11 +130,24 @@ void serialize(Archive& a, HandOver& h) {
 }
 
 template <class Archive>
-void serialize(Archive& a, ShotRecord& s) {
+void serialize(Archive& a, ExperimentRecord& s) {
   a("traces", s.traces);
   a("step", s.steps);
   a("time", s.times);
   a("energy", s.energy);
+}
+
+template <class Archive>
+void serialize(Archive& a, DiagnosticSeries& s) {
+  a("name", s.name);
+  a("values", s.values);
+}
+
+template <class Archive>
+void serialize(Archive& a, Metric& m) {
+  a("name", m.name);
+  a("value", m.value);
+  a("integer", m.integer);
 }
 
 template <class Archive>
@@ -106,6 +156,7 @@ void serialize(Archive& a, VariantResult& r) {
   a("kind", r.kind);
   a("storage", r.storage);
   a("compute", r.compute);
+  a("precision", r.precision);
   a("precision_support", r.precision_support);
   a("status", r.status);
   a("failure", r.failure);
@@ -117,17 +168,16 @@ void serialize(Archive& a, VariantResult& r) {
   a("max_error", r.max_error);
   a("energy", r.energy);
   a("energy_drift", r.energy_drift);
+  a.list("diagnostics", r.diagnostics);
   a("traces", r.traces);
-  a("num_receivers", r.num_receivers);
+  a("num_receivers", r.num_probes);
   a("final_rel_l2", r.final_rel_l2);
   a("max_rel_l2", r.max_rel_l2);
   a("final_max_error", r.final_max_error);
-  a("receiver_rel_l2", r.receiver_rel_l2);
-  a("xcorr_peak", r.xcorr_peak);
-  a("xcorr_lag", r.xcorr_lag);
   a("final_energy_drift", r.final_energy_drift);
   a("max_abs_energy_drift", r.max_abs_energy_drift);
   a("threshold_time", r.threshold_time);
+  a.list("metrics", r.metrics);
   a("time_setup", r.time.setup);
   a("time_steps", r.time.steps);
   a("time_training", r.time.training);
@@ -144,7 +194,7 @@ void serialize(Archive& a, VariantResult& r) {
   a("memory_hwm_mib", r.memory_hwm_mib);
   a("energy_joules", r.energy_joules);
   a.list("handovers", r.handovers);
-  a.list("extra_shots", r.extra_shots);
+  a.list("extra_shots", r.extra_experiments);
 }
 
 template <class Archive>

@@ -1,23 +1,64 @@
 #include <mantissa/core/Deck.hpp>
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Schema.hpp>
+#include <mantissa/workflow/CampaignKinds.hpp>
+#include <mantissa/workflow/Registry.hpp>
 #include <mantissa/workflow/Schema.hpp>
 
+#include <algorithm>
 #include <limits>
 
 namespace mantissa::workflow {
 
 namespace {
 constexpr std::int64_t imax = std::numeric_limits<std::int32_t>::max();
+
+// The roles of every registered physics' precision table, in first-seen order, and the
+// precisions each role takes in any of them (the choices of campaign.variants[].<role>).
+std::vector<std::pair<std::string, std::vector<std::string>>> role_choices(const Registry& registry) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& name : registry.physics_names()) {
+    const auto& t = registry.physics(name).precisions;
+    for (const auto& role : t.roles) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& r) { return r.first == role; });
+      if (it == out.end()) {
+        out.push_back({role, {}});
+        it = out.end() - 1;
+      }
+      for (const Precision p : t.choices(role)) {
+        const std::string n(to_string(p));
+        if (std::find(it->second.begin(), it->second.end(), n) == it->second.end()) it->second.push_back(n);
+      }
+    }
+  }
+  // Choices in the order of Precision, whichever physics named them first.
+  for (auto& r : out)
+    std::sort(r.second.begin(), r.second.end(), [](const std::string& a, const std::string& b) {
+      return parse_precision(a) < parse_precision(b);
+    });
+  return out;
 }
 
-void register_schema(Schema& s) {
+std::string role_doc(const std::string& role) {
+  if (role == role::storage) return "precision the state is stored in";
+  if (role == role::compute) return "precision the physics' update computes in";
+  if (role == role::solver) return "inner precision of the physics' linear solver";
+  return "precision of the physics' role '" + role + "'";
+}
+}  // namespace
+
+void register_schema(Schema& s, const Registry& registry) {
   s.section(
       "campaign",
       "The precision campaign: the fp64 reference, precision variants of the same physics, the surrogate "
       "rollouts and the hybrid mode, all measured against the reference (docs/user-guide.md).");
-  s.choice("campaign.reference", "precision of the reference run (storage = compute)", {"fp64", "fp32"},
-           std::string("fp64"));
+  std::vector<std::string> kinds = CampaignKinds::builtin().campaign_kinds();
+  s.choice("campaign.kind",
+           "which phases the campaign runs (precision: the reference, the variants, then the surrogate's "
+           "training, rollouts and hybrid)",
+           kinds, std::string("precision"));
+  s.choice("campaign.reference", "precision of the reference run (every precision role of the physics)",
+           {"fp64", "fp32"}, std::string("fp64"));
   s.integer("campaign.sample_every", "steps between field comparisons against the reference (and at the end)",
             10, 1, imax);
   s.real(
@@ -34,10 +75,20 @@ void register_schema(Schema& s) {
   s.record_list("campaign.variants",
                 "physics variants run next to the reference, from the same initial state");
   s.string("campaign.variants[].name", "unique name of the variant in the report", std::nullopt);
-  s.choice("campaign.variants[].storage", "precision the state is stored in",
-           {"fp64", "fp32", "bf16", "fp16"}, std::nullopt);
-  s.choice("campaign.variants[].compute", "precision the stencil computes in", {"fp64", "fp32"},
-           std::string("fp32"));
+  // One key per precision role of the registered physics, choices from their precision tables
+  // (PrecisionTable): storage is required, compute defaults to fp32, the others are optional and
+  // completed by the physics' table when absent.
+  for (const auto& r : role_choices(registry)) {
+    const std::string key = "campaign.variants[]." + r.first;
+    if (r.first == role::storage)
+      s.choice(key, role_doc(r.first), r.second, std::nullopt);
+    else if (r.first == role::compute)
+      s.choice(key, role_doc(r.first), r.second, std::string("fp32"));
+    else
+      s.choice(key,
+               role_doc(r.first) + " (absent: the physics' first combination that agrees with the others)",
+               r.second, std::nullopt, true);
+  }
 
   s.section("campaign.surrogate", "The learned surrogate: training source, rollouts and the hybrid mode.");
   s.boolean("campaign.surrogate.enabled", "train (or load) the surrogate and roll it out", false);
@@ -88,6 +139,8 @@ void register_schema(Schema& s) {
 CampaignConfig config_from_deck(const Deck& deck) {
   CampaignConfig c;
   c.physics = deck.get_string("physics");
+  c.kind = deck.get_string("campaign.kind");
+  if (deck.has("logging.progress_every")) c.progress_every = deck.get_real("logging.progress_every");
   c.steps = deck.get_int("run.steps");
   c.reference_precision = parse_precision(deck.get_string("campaign.reference"), "campaign.reference");
   c.sample_every = deck.get_int("campaign.sample_every");
@@ -103,8 +156,8 @@ CampaignConfig config_from_deck(const Deck& deck) {
     const std::string p = "campaign.variants[" + std::to_string(i) + "].";
     VariantSpec v;
     v.name = deck.get_string(p + "name");
-    v.storage = parse_precision(deck.get_string(p + "storage"), p + "storage");
-    v.compute = parse_precision(deck.get_string(p + "compute"), p + "compute");
+    for (const char* role : {role::storage, role::compute, role::solver})
+      if (deck.has(p + role)) v.precision.set(role, parse_precision(deck.get_string(p + role), p + role));
     c.variants.push_back(v);
   }
   auto& s = c.surrogate;

@@ -10,7 +10,11 @@ class Deck;
 
 namespace mantissa::workflow {
 
-void register_schema(Schema& schema);
+class Registry;
+
+// The keys of campaign.variants[] per precision role come from the precision tables of the
+// physics in `registry` (PrecisionTable: the one statement of the legal combinations).
+void register_schema(Schema& schema, const Registry& registry);
 // Reads campaign.* plus run.steps and physics; throws mantissa::Error naming the key.
 CampaignConfig config_from_deck(const Deck& deck);
 

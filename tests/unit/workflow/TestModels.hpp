@@ -29,10 +29,10 @@ struct TestWaveOptions {
   double c = 1.0;
   double courant = 0.5;           // c dt / h
   std::int64_t nan_at_step = -1;  // inject a NaN at this step (failure handling tests)
-  int nan_shot = -1;              // ... of this shot only (-1: of every shot)
+  int nan_experiment = -1;        // ... of this experiment only (-1: of every experiment)
   std::array<std::int64_t, 3> nan_point{3, 5, 0};
-  int shots = 1;         // shot s starts the pulse at x = (0.4 + 0.2 s) of the domain
-  int record_every = 1;  // receiver stride (Recording::stride)
+  int experiments = 1;   // experiment s starts the pulse at x = (0.4 + 0.2 s) of the domain
+  int record_every = 1;  // probe stride (Probes::stride)
 };
 
 template <class T>
@@ -54,14 +54,16 @@ class TestWave final : public PhysicsModel {
   std::string describe() const override {
     return std::string("test wave (leapfrog, periodic) in ") + (sizeof(T) == 8 ? "fp64" : "fp32");
   }
-  Precision storage_precision() const override { return sizeof(T) == 8 ? Precision::fp64 : Precision::fp32; }
-  Precision compute_precision() const override { return storage_precision(); }
+  PrecisionSet precision() const override {
+    const Precision p = sizeof(T) == 8 ? Precision::fp64 : Precision::fp32;
+    return {{role::storage, p}, {role::compute, p}};
+  }
   std::string precision_support() const override { return "native"; }
 
   void initialize() override {
     // A Gaussian pulse at rest: p^{-1} = p^0.
     const auto& g = m_decomp.grid();
-    const double cx = pulse_x(m_shot);
+    const double cx = pulse_x(m_experiment);
     const double cy = g.origin[1] + 0.5 * double(g.n[1] - 1) * g.spacing[1];
     const double w = 4.0 * g.spacing[0];
     const double ox = g.origin[0], oy = g.origin[1], hx = g.spacing[0], hy = g.spacing[1];
@@ -101,7 +103,8 @@ class TestWave final : public PhysicsModel {
       std::swap(m_p, m_pn);  // p <- p_next
       ++m_step;
       m_time = double(m_step) * m_dt;
-      if (m_step == m_opt.nan_at_step && (m_opt.nan_shot < 0 || m_opt.nan_shot == m_shot)) inject_nan();
+      if (m_step == m_opt.nan_at_step && (m_opt.nan_experiment < 0 || m_opt.nan_experiment == m_experiment))
+        inject_nan();
     }
     fence("mantissa::test::TestWave::step");
   }
@@ -149,7 +152,9 @@ class TestWave final : public PhysicsModel {
         },
         bad);
     Diagnostics d;
-    MPI_Allreduce(&e, &d.energy, 1, MPI_DOUBLE, MPI_SUM, m_decomp.comm());
+    double energy = 0.0;
+    MPI_Allreduce(&e, &energy, 1, MPI_DOUBLE, MPI_SUM, m_decomp.comm());
+    d.values = {{"energy", energy}, {"max_abs_p", max_abs_p()}};
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, m_decomp.comm());
     d.finite = any == 0;
@@ -157,19 +162,19 @@ class TestWave final : public PhysicsModel {
     return d;
   }
 
-  std::vector<std::string> receiver_names() const override { return {"r0", "r1"}; }
-  std::array<std::array<std::int64_t, 2>, 2> receiver_points() const {
+  std::array<std::array<std::int64_t, 2>, 2> probe_points() const {
     const auto& g = m_decomp.grid();
     return {{{g.n[0] / 4, g.n[1] / 2}, {3 * g.n[0] / 4, g.n[1] / 3}}};
   }
-  double pulse_x(int shot) const {
+  double pulse_x(int experiment) const {
     const auto& g = m_decomp.grid();
-    return g.origin[0] + (0.4 + 0.2 * shot) * double(g.n[0] - 1) * g.spacing[0];
+    return g.origin[0] + (0.4 + 0.2 * experiment) * double(g.n[0] - 1) * g.spacing[0];
   }
-  Recording recording() const override {
-    Recording r;
+  Probes probes() const override {
+    Probes r;
+    r.names = {"r0", "r1"};
     const auto& g = m_decomp.grid();
-    for (const auto& p : receiver_points())
+    for (const auto& p : probe_points())
       r.positions.push_back(
           {g.origin[0] + double(p[0]) * g.spacing[0], g.origin[1] + double(p[1]) * g.spacing[1], 0.0});
     r.stride = m_opt.record_every;
@@ -177,20 +182,13 @@ class TestWave final : public PhysicsModel {
     r.unit = "1";
     return r;
   }
-  int num_shots() const override { return m_opt.shots; }
-  void select_shot(int shot) override {
-    if (shot < 0 || shot >= m_opt.shots) throw Error("testwave: no shot " + std::to_string(shot));
-    m_shot = shot;
+  int num_experiments() const override { return m_opt.experiments; }
+  void select_experiment(int e) override {
+    if (e < 0 || e >= m_opt.experiments) throw Error("testwave: no experiment " + std::to_string(e));
+    m_experiment = e;
   }
-  std::vector<SourceInfo> shot_sources(int shot) const override {
-    const auto& g = m_decomp.grid();
-    SourceInfo s;
-    s.position = {pulse_x(shot), g.origin[1] + 0.5 * double(g.n[1] - 1) * g.spacing[1], 0.0};
-    s.wavelet = "gaussian pulse at rest";
-    return {s};
-  }
-  std::vector<double> sample_receivers() const override {
-    const auto pts = receiver_points();
+  std::vector<double> sample_probes() const override {
+    const auto pts = probe_points();
     std::vector<double> local(2, 0.0), global(2, 0.0);
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_p.view());
     for (std::size_t r = 0; r < pts.size(); ++r) {
@@ -202,6 +200,21 @@ class TestWave final : public PhysicsModel {
     }
     MPI_Allreduce(local.data(), global.data(), 2, MPI_DOUBLE, MPI_SUM, m_decomp.comm());
     return global;
+  }
+  // A second named diagnostic: max |p| over the grid (collective).
+  double max_abs_p() const {
+    auto p = m_p.view();
+    double m = 0.0;
+    Kokkos::parallel_reduce(
+        "mantissa::test::TestWave::max_abs", m_p.owned_policy(),
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+          const double v = math::fabs(double(p(k, j, i)));
+          if (v > acc) acc = v;
+        },
+        Kokkos::Max<double>(m));
+    double g = 0.0;
+    MPI_Allreduce(&m, &g, 1, MPI_DOUBLE, MPI_MAX, m_decomp.comm());
+    return g;
   }
 
   StepCost cost_per_step() const override {
@@ -240,7 +253,7 @@ class TestWave final : public PhysicsModel {
  private:
   const Decomposition& m_decomp;
   TestWaveOptions m_opt;
-  int m_shot = 0;
+  int m_experiment = 0;
   field_t m_p, m_pp, m_pn;
   HaloExchange<T> m_halo;
   double m_h = 1.0, m_dt = 1.0, m_time = 0.0;
@@ -368,22 +381,34 @@ class LinearStencilSurrogate final : public SurrogateModel {
   Precision m_prec = Precision::fp64;
 };
 
-// A registry with "testwave" (fp64/fp64 and fp32/fp32) and the "linear" surrogate.
+// The test wave's precision table: fp64/fp64 and fp32/fp32.
+inline PrecisionTable testwave_precisions() {
+  using P = Precision;
+  return {{role::storage, role::compute},
+          {PrecisionSet{{role::storage, P::fp64}, {role::compute, P::fp64}},
+           PrecisionSet{{role::storage, P::fp32}, {role::compute, P::fp32}}}};
+}
+
+// A registry with "testwave" (fp64/fp64 and fp32/fp32; the default recorder and no report
+// section: nothing but the generic campaign) and the "linear" surrogate.
 inline Registry test_registry(TestWaveOptions opt = {}, std::int64_t nan_at_step_fp32 = -1,
                               double bias = 0.0) {
   Registry r;
-  r.add_physics("testwave",
-                [opt, nan_at_step_fp32](const ModelContext& ctx, Precision st,
-                                        Precision co) -> std::unique_ptr<PhysicsModel> {
-                  if (st != co) throw Error("testwave: storage and compute precision must agree");
-                  if (st == Precision::fp64) return std::make_unique<TestWave<double>>(*ctx.decomp, opt);
-                  if (st == Precision::fp32) {
-                    auto o = opt;
-                    o.nan_at_step = nan_at_step_fp32;
-                    return std::make_unique<TestWave<float>>(*ctx.decomp, o);
-                  }
-                  throw Error("testwave: precision " + std::string(to_string(st)) + " not supported");
-                });
+  PhysicsEntry e;
+  e.precisions = testwave_precisions();
+  e.create = [opt, nan_at_step_fp32](const ModelContext& ctx,
+                                     const PrecisionSet& precision) -> std::unique_ptr<PhysicsModel> {
+    const Precision st = precision.get(role::storage), co = precision.get(role::compute);
+    if (st != co) throw Error("testwave: storage and compute precision must agree");
+    if (st == Precision::fp64) return std::make_unique<TestWave<double>>(*ctx.decomp, opt);
+    if (st == Precision::fp32) {
+      auto o = opt;
+      o.nan_at_step = nan_at_step_fp32;
+      return std::make_unique<TestWave<float>>(*ctx.decomp, o);
+    }
+    throw Error("testwave: precision " + std::string(to_string(st)) + " not supported");
+  };
+  r.add_physics("testwave", e);
   r.add_surrogate("linear", [bias](const ModelContext& ctx) -> std::unique_ptr<SurrogateModel> {
     return std::make_unique<LinearStencilSurrogate>(*ctx.decomp, bias);
   });

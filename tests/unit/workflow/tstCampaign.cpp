@@ -3,6 +3,7 @@
 #include "TestModels.hpp"
 
 #include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/PhysicsPhase.hpp>
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/RunDirectory.hpp>
 #include <mantissa/workflow/Signals.hpp>
@@ -56,7 +57,8 @@ mw::CampaignConfig config() {
   c.steps = 60;
   c.sample_every = 10;
   c.error_threshold = 1e-3;
-  c.variants = {{"fp32", Precision::fp32, Precision::fp32}};
+  c.variants = {
+      {"fp32", mw::PrecisionSet{{mw::role::storage, Precision::fp32}, {mw::role::compute, Precision::fp32}}}};
   c.surrogate.enabled = true;
   c.surrogate.model = "linear";
   c.surrogate.rollout = {Precision::fp64, Precision::fp32, Precision::bf16};
@@ -110,10 +112,23 @@ TEST(WorkflowCampaign, ReferenceIsExactAndFp32IsSmallButNotZero) {
   EXPECT_EQ(ref.status, "ok");
   EXPECT_EQ(ref.final_rel_l2, 0.0);
   EXPECT_EQ(ref.max_rel_l2, 0.0);
-  EXPECT_EQ(ref.receiver_rel_l2, 0.0);
-  EXPECT_EQ(ref.xcorr_peak, 1.0);
-  EXPECT_EQ(ref.xcorr_lag, 0);
-  EXPECT_EQ(ref.steps.size(), 7u);           // steps 0, 10, ..., 60
+  // The test physics has no recorder of its own: its probes are recorded (2 per step, steps
+  // 0..60), and no physics-specific metric exists.
+  EXPECT_EQ(ref.num_probes, 2);
+  EXPECT_EQ(ref.traces.size(), 2u * 61u);
+  EXPECT_TRUE(ref.metrics.empty());
+  EXPECT_EQ(ref.steps.size(), 7u);  // steps 0, 10, ..., 60
+  // Every named diagnostic at every sample step, the first (energy) also as `energy`.
+  ASSERT_EQ(ref.diagnostics.size(), 2u);
+  EXPECT_EQ(ref.diagnostics[0].name, "energy");
+  EXPECT_EQ(ref.diagnostics[0].values, ref.energy);
+  EXPECT_EQ(ref.diagnostics[1].name, "max_abs_p");
+  ASSERT_EQ(ref.diagnostics[1].values.size(), 7u);
+  // The pulse's peak (1 at its centre, which lies between grid points) at rest, then spreading.
+  EXPECT_GT(ref.diagnostics[1].values[0], 0.9);
+  EXPECT_LE(ref.diagnostics[1].values[0], 1.0);
+  EXPECT_LT(ref.diagnostics[1].values[6], 0.9 * ref.diagnostics[1].values[0]);
+  EXPECT_EQ(ref.precision, "storage fp64, compute fp64");
   EXPECT_EQ(ref.max_abs_energy_drift, 0.0);  // energy error against itself
   // Leapfrog conserves its discrete energy exactly; what is left is fp64 round-off of 60
   // steps over a field of O(1) values (~1e-14 relative), far below 1e-10.
@@ -124,11 +139,14 @@ TEST(WorkflowCampaign, ReferenceIsExactAndFp32IsSmallButNotZero) {
   // fp32 round-off (6e-8 per operation) accumulates roughly linearly over 60 steps: ~1e-6;
   // 1e-4 leaves two orders of margin and would still catch an fp16-sized error (1e-3).
   EXPECT_LT(f32.final_rel_l2, 1e-4);
-  EXPECT_GT(f32.xcorr_peak, 0.999);
+  EXPECT_EQ(f32.precision, "storage fp32, compute fp32");
+  // Probe traces at fp32 round-off from the reference's (the wave is O(1) there).
+  ASSERT_EQ(f32.traces.size(), ref.traces.size());
+  for (std::size_t i = 0; i < f32.traces.size(); ++i) EXPECT_NEAR(f32.traces[i], ref.traces[i], 1e-4) << i;
+  EXPECT_NE(f32.traces, ref.traces);
   // fp32 energy against the fp64 energy: round-off level as above (~1e-6), not 0.
   EXPECT_GT(f32.max_abs_energy_drift, 0.0);
   EXPECT_LT(f32.max_abs_energy_drift, 1e-4);
-  EXPECT_EQ(f32.xcorr_lag, 0);
   EXPECT_LT(f32.threshold_time, 0.0);  // never passed 1e-3
   EXPECT_GT(f32.steps_done, 0);
   EXPECT_GT(f32.cell_updates, 0.0);
@@ -204,7 +222,7 @@ TEST(WorkflowCampaign, SurrogateTakesOverAtStartAndTrainsFromThere) {
     else
       EXPECT_GT(s64.rel_l2[i], 1e-3) << "step " << s64.steps[i];
   }
-  // Receivers too: the rows of steps 0..20 (2 receivers, trace stride 1) are the
+  // Probes too: the rows of steps 0..20 (2 probes, trace stride 1) are the
   // reference's.
   const auto& ref = by_name(r, "reference");
   ASSERT_GE(s64.traces.size(), 2u * 21u);
@@ -241,7 +259,7 @@ TEST(WorkflowCampaign, NonFiniteVariantFailsAndTheCampaignGoesOn) {
   ASSERT_EQ(r.outcome, mw::Campaign::Outcome::finished);
   const auto& f32 = by_name(r, "fp32");
   EXPECT_EQ(f32.status, "failed");
-  // Injected after step 25; found at a receiver or, at the latest, at the sample at step 30.
+  // Injected after step 25; found at a probe or, at the latest, at the sample at step 30.
   EXPECT_GE(f32.failure_step, 25);
   EXPECT_LE(f32.failure_step, 30);
   EXPECT_NE(f32.failure.find("non-finite"), std::string::npos) << f32.failure;
@@ -272,8 +290,9 @@ void expect_same(const mw::VariantResult& a, const mw::VariantResult& b) {
   EXPECT_EQ(a.energy, b.energy);
   EXPECT_EQ(a.traces, b.traces);
   EXPECT_EQ(a.final_rel_l2, b.final_rel_l2);
-  EXPECT_EQ(a.receiver_rel_l2, b.receiver_rel_l2);
-  EXPECT_EQ(a.xcorr_peak, b.xcorr_peak);
+  ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
+  for (std::size_t i = 0; i < a.diagnostics.size(); ++i)
+    EXPECT_EQ(a.diagnostics[i].values, b.diagnostics[i].values);
   EXPECT_EQ(a.steps_done, b.steps_done);
   EXPECT_EQ(a.handovers.size(), b.handovers.size());
 }
@@ -404,23 +423,127 @@ TEST(WorkflowCampaign, UnknownPhysicsAndBadKeysNameTheKey) {
   }
 }
 
+// The precision table is the one statement of what a physics has: a combination outside it is
+// refused before anything runs, naming the variant and the legal combinations; a role the
+// physics lacks (a solver role for the wave) likewise; a partial set is completed from it.
+TEST(WorkflowCampaign, PrecisionTableDecidesTheVariants) {
+  const auto reg = mw::test::test_registry();
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  auto expect_refused = [&](const mw::PrecisionSet& p, const std::string& what) {
+    auto cfg = config();
+    cfg.variants = {{"odd", p}};
+    try {
+      mw::Campaign c(cfg, reg, {nullptr, &decomp}, "unused", false);
+      FAIL() << p.describe();
+    } catch (const mantissa::Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("campaign.variants[0] ('odd')"), std::string::npos) << m;
+      EXPECT_NE(m.find(what), std::string::npos) << m;
+      EXPECT_NE(m.find("storage/compute: fp64/fp64, fp32/fp32"), std::string::npos) << m;
+    }
+  };
+  expect_refused({{mw::role::storage, Precision::fp32}, {mw::role::compute, Precision::fp64}},
+                 "not a combination");
+  expect_refused({{mw::role::storage, Precision::bf16}}, "not a combination");
+  expect_refused({{mw::role::storage, Precision::fp32}, {mw::role::solver, Precision::fp32}},
+                 "no precision role 'solver'");
+  const auto t = mw::test::testwave_precisions();
+  EXPECT_EQ(t.complete({{mw::role::storage, Precision::fp32}}, "x"),
+            (mw::PrecisionSet{{mw::role::compute, Precision::fp32}, {mw::role::storage, Precision::fp32}}));
+  EXPECT_EQ(t.choices(mw::role::storage), (std::vector<Precision>{Precision::fp64, Precision::fp32}));
+  EXPECT_THROW(
+      reg.create_physics("testwave", {nullptr, &decomp},
+                         {{mw::role::storage, Precision::fp64}, {mw::role::compute, Precision::fp32}}),
+      mantissa::Error);
+}
+
+// A campaign kind of the test's own: the reference and, after it, a phase kind the library does
+// not have (it reruns the reference physics and must find it bit for bit the same), added
+// without a change to lib/. Then every campaign kind, built in or added, runs the test physics
+// (which has no notion beyond the generic seam) to the end.
+class RepeatPhase final : public mw::Phase {
+ public:
+  using Phase::Phase;
+  bool run(mw::PhaseContext& ctx, bool /*resumed*/) override {
+    auto model = ctx.make_physics(ctx.reference_precision());
+    model->initialize();
+    model->step(ctx.config().steps);
+    const auto h = mw::to_host(model->state()[0].field, "test::RepeatPhase");
+    const auto& last = ctx.reference_store().snapshots.rbegin()->second;
+    m_error = mw::field_error(ctx.comm(), h, last).rel_l2;
+    ctx.log("repeat: rel. L2 against the reference's last snapshot " + std::to_string(m_error));
+    return true;
+  }
+  double m_error = -1.0;
+};
+
+TEST(WorkflowCampaign, EveryCampaignKindRunsTheTestPhysics) {
+  const auto reg = mw::test::test_registry();
+  mw::CampaignKinds kinds = mw::CampaignKinds::builtin();
+  RepeatPhase* repeat = nullptr;
+  kinds.add_phase("repeat", [&repeat](const mw::PhaseSpec& s) {
+    auto p = std::make_unique<RepeatPhase>(s);
+    repeat = p.get();
+    return p;
+  });
+  kinds.add_campaign("repeat", [](const mw::CampaignConfig& cfg, const mw::PrecisionTable& t) {
+    return std::vector<mw::PhaseSpec>{
+        {"reference", "reference", t.uniform(cfg.reference_precision, "test"), "reference"},
+        {"repeat", "repeat", {}, ""}};
+  });
+  ASSERT_GE(kinds.campaign_kinds().size(), 2u);
+  for (const auto& kind : kinds.campaign_kinds()) {
+    SCOPED_TRACE("campaign kind " + kind);
+    auto cfg = config();
+    cfg.kind = kind;
+    mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+    const std::string dir = scratch("kind-" + kind);
+    mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::overwrite);
+    rd.commit();
+    mw::Campaign c(cfg, reg, {nullptr, &decomp}, dir, false, kinds);
+    ASSERT_EQ(c.run(), mw::Campaign::Outcome::finished);
+    for (const auto& r : c.results()) EXPECT_EQ(r.status, "ok") << r.name;
+    mw::ReportInfo info;
+    info.machine = mw::machine_info(MPI_COMM_WORLD);
+    mw::write_report(c, info, dir);
+    if (rank_of_world() == 0) {
+      EXPECT_TRUE(fs::exists(dir + "/report.json"));
+    }
+    if (kind == "repeat") {
+      ASSERT_NE(repeat, nullptr);
+      EXPECT_EQ(repeat->m_error, 0.0);  // the same physics from the same state: the same bits
+      EXPECT_EQ(c.results().size(), 1u);
+    }
+  }
+  mw::CampaignConfig bad = config();
+  bad.kind = "nope";
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  try {
+    mw::Campaign c(bad, reg, {nullptr, &decomp}, "unused", false, kinds);
+    FAIL();
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("campaign.kind"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("precision, repeat"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 
 namespace {
-mw::test::TestWaveOptions two_shots() {
+mw::test::TestWaveOptions two_experiments() {
   mw::test::TestWaveOptions o;
-  o.shots = 2;
+  o.experiments = 2;
   o.record_every = 2;
   return o;
 }
 }  // namespace
 
-// A physics with two shots: the reference and the physics variant run both (shot 1 into
-// extra_shots), receivers sample every record_every steps, rollouts run shot 0 only; a stop
-// inside shot 1 resumes there with bit-identical traces and energies.
-TEST(WorkflowCampaign, EveryShotIsRunRecordedAndResumable) {
-  const auto reg = mw::test::test_registry(two_shots());
-  const std::string dir = scratch("shots");
+// A physics with two experiments: the reference and the physics variant run both (experiment 1
+// into extra_experiments), probes sample every record_every steps, rollouts run experiment 0
+// only; a stop inside experiment 1 resumes there with bit-identical traces and energies.
+TEST(WorkflowCampaign, EveryExperimentIsRunRecordedAndResumable) {
+  const auto reg = mw::test::test_registry(two_experiments());
+  const std::string dir = scratch("experiments");
   const auto full = run(config(), reg, dir, false, /*report=*/true);
   ASSERT_EQ(full.outcome, mw::Campaign::Outcome::finished);
   const std::size_t rows = 60 / 2 + 1, nrec = 2;
@@ -431,14 +554,14 @@ TEST(WorkflowCampaign, EveryShotIsRunRecordedAndResumable) {
     if (r.kind == "reference" || r.kind == "physics") {
       EXPECT_EQ(r.trace_stride, 2);
       EXPECT_EQ(r.steps_done, 2 * 60);
-      ASSERT_EQ(r.extra_shots.size(), 1u);
-      const auto& x = r.extra_shots[0];
+      ASSERT_EQ(r.extra_experiments.size(), 1u);
+      const auto& x = r.extra_experiments[0];
       EXPECT_EQ(r.traces.size(), rows * nrec);
       ASSERT_EQ(x.traces.size(), rows * nrec);
       EXPECT_EQ(x.steps, r.steps);
       EXPECT_NE(x.traces, r.traces);  // the pulse starts elsewhere
-      // Shot 1 starts from its own state at rest: the test wave conserves its discrete energy
-      // (to round-off in fp64, ~1e-7 in fp32), so a shot that inherited shot 0's final state
+      // Experiment 1 starts from its own state at rest: the test wave conserves its discrete energy
+      // (to round-off in fp64, ~1e-7 in fp32), so an experiment that inherited experiment 0's final state
       // (or a half-reset one) would show here as a jump.
       ASSERT_FALSE(x.energy.empty());
       double drift = 0.0;
@@ -448,35 +571,37 @@ TEST(WorkflowCampaign, EveryShotIsRunRecordedAndResumable) {
       EXPECT_NEAR(x.energy.front(), r.energy.front(), 1e-2 * r.energy.front());
     }
     if (r.kind != "reference" && r.kind != "physics") {
-      EXPECT_TRUE(r.extra_shots.empty());
+      EXPECT_TRUE(r.extra_experiments.empty());
     }
   }
   if (rank_of_world() == 0) {
-    EXPECT_TRUE(fs::exists(dir + "/gathers.h5"));
+    // gathers.h5 is the seismic report section's file: a physics without one writes none.
+    EXPECT_FALSE(fs::exists(dir + "/gathers.h5"));
+    EXPECT_TRUE(fs::exists(dir + "/report.json"));
   }
   {
-    // The reference's shot 1 is a fresh run of shot 1 (from rest, its own source), bit for bit:
-    // not the continuation of shot 0 (whose energy is the same, so the checks above would pass).
+    // The reference's experiment 1 is a fresh run of experiment 1 (from rest, its own source), bit for bit:
+    // not the continuation of experiment 0 (whose energy is the same, so the checks above would pass).
     mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
-    mw::test::TestWave<double> w(decomp, two_shots());
-    w.select_shot(1);
+    mw::test::TestWave<double> w(decomp, two_experiments());
+    w.select_experiment(1);
     w.initialize();
     std::vector<double> expect;
     for (int s = 0; s <= 60; ++s) {
       if (s % 2 == 0) {
-        const auto v = w.sample_receivers();
+        const auto v = w.sample_probes();
         expect.insert(expect.end(), v.begin(), v.end());
       }
       if (s < 60) w.step(1);
     }
-    EXPECT_EQ(by_name(full, "reference").extra_shots.at(0).traces, expect);
+    EXPECT_EQ(by_name(full, "reference").extra_experiments.at(0).traces, expect);
   }
-  // Campaign steps: reference 1..120 (shot 1 from 61), fp32 121..240 (shot 1 from 181).
+  // Campaign steps: reference 1..120 (experiment 1 from 61), fp32 121..240 (experiment 1 from 181).
   for (std::int64_t stop : {90, 200}) {
     SCOPED_TRACE("stop after campaign step " + std::to_string(stop));
     auto cfg = config();
     cfg.stop_after_step = stop;
-    const std::string d = scratch("shots-resume-" + std::to_string(stop));
+    const std::string d = scratch("experiments-resume-" + std::to_string(stop));
     ASSERT_EQ(run(cfg, reg, d, false).outcome, mw::Campaign::Outcome::stopped);
     mw::StopSignals::clear();
     const auto second = run(cfg, reg, d, true);
@@ -486,38 +611,38 @@ TEST(WorkflowCampaign, EveryShotIsRunRecordedAndResumable) {
       const auto& a = second.results[i];
       const auto& b = full.results[i];
       expect_same(a, b);
-      ASSERT_EQ(a.extra_shots.size(), b.extra_shots.size());
-      for (std::size_t s = 0; s < a.extra_shots.size(); ++s) {
-        EXPECT_EQ(a.extra_shots[s].traces, b.extra_shots[s].traces);
-        EXPECT_EQ(a.extra_shots[s].steps, b.extra_shots[s].steps);
-        EXPECT_EQ(a.extra_shots[s].energy, b.extra_shots[s].energy);
+      ASSERT_EQ(a.extra_experiments.size(), b.extra_experiments.size());
+      for (std::size_t s = 0; s < a.extra_experiments.size(); ++s) {
+        EXPECT_EQ(a.extra_experiments[s].traces, b.extra_experiments[s].traces);
+        EXPECT_EQ(a.extra_experiments[s].steps, b.extra_experiments[s].steps);
+        EXPECT_EQ(a.extra_experiments[s].energy, b.extra_experiments[s].energy);
       }
     }
   }
 }
 
-// A variant that breaks in shot 1: it fails (the message names the shot), its shot 0 numbers
-// and the shot 1 samples before the failure are kept, and the campaign and report go on.
-TEST(WorkflowCampaign, FailureInALaterShotFailsTheVariantOnly) {
-  auto opt = two_shots();
-  opt.nan_shot = 1;
+// A variant that breaks in experiment 1: it fails (the message names the experiment), its
+// experiment 0 numbers and the experiment 1 samples before the failure are kept, and the campaign
+// and report go on.
+TEST(WorkflowCampaign, FailureInALaterExperimentFailsTheVariantOnly) {
+  auto opt = two_experiments();
+  opt.nan_experiment = 1;
   const auto reg = mw::test::test_registry(opt, /*nan_at_step_fp32=*/25);
-  const std::string dir = scratch("shots-nan");
+  const std::string dir = scratch("experiments-nan");
   const auto r = run(config(), reg, dir, false, /*report=*/true);
   ASSERT_EQ(r.outcome, mw::Campaign::Outcome::finished);
   const auto& f = by_name(r, "fp32");
   EXPECT_EQ(f.status, "failed");
-  EXPECT_NE(f.failure.find("(shot 1)"), std::string::npos) << f.failure;
+  EXPECT_NE(f.failure.find("(experiment 1)"), std::string::npos) << f.failure;
   EXPECT_GE(f.failure_step, 25);
   EXPECT_LE(f.failure_step, 30);
-  EXPECT_EQ(f.traces.size(), std::size_t(31 * 2));  // shot 0 complete
+  EXPECT_EQ(f.traces.size(), std::size_t(31 * 2));  // experiment 0 complete
   EXPECT_TRUE(std::isfinite(f.final_rel_l2));       // and compared with the reference
-  ASSERT_EQ(f.extra_shots.size(), 1u);
-  EXPECT_LE(f.extra_shots[0].traces.size(), std::size_t(16 * 2));  // stopped at the failure
+  ASSERT_EQ(f.extra_experiments.size(), 1u);
+  EXPECT_LE(f.extra_experiments[0].traces.size(), std::size_t(16 * 2));  // stopped at the failure
   EXPECT_EQ(by_name(r, "reference").status, "ok");
-  EXPECT_EQ(by_name(r, "reference").extra_shots.at(0).traces.size(), std::size_t(31 * 2));
+  EXPECT_EQ(by_name(r, "reference").extra_experiments.at(0).traces.size(), std::size_t(31 * 2));
   if (rank_of_world() == 0) {
-    EXPECT_TRUE(fs::exists(dir + "/gathers.h5"));
     EXPECT_TRUE(fs::exists(dir + "/report.json"));
   }
 }

@@ -1,0 +1,19 @@
+#pragma once
+// Phase kind "hybrid": a rollout that hands the state to the physics for
+// campaign.surrogate.hybrid.physics_steps whenever its error indicator (energy drift, one-step
+// residual against the physics, non-finite values) exceeds the tolerances.
+#include <mantissa/workflow/RolloutPhase.hpp>
+
+namespace mantissa::workflow {
+
+class HybridPhase : public RolloutPhase {
+ public:
+  using RolloutPhase::RolloutPhase;
+
+ protected:
+  std::string describe_extra(const PhaseContext& ctx) const override;
+  void after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsModel& physics, State& s,
+                        std::int64_t step) override;
+};
+
+}  // namespace mantissa::workflow

@@ -1,0 +1,323 @@
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/core/Log.hpp>
+#include <mantissa/core/Timers.hpp>
+#include <mantissa/workflow/PhaseContext.hpp>
+#include <mantissa/workflow/Signals.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <limits>
+#include <sstream>
+
+namespace mantissa::workflow {
+
+namespace {
+constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+
+double nan_max(const std::vector<double>& v, bool absolute) {
+  double m = 0.0;
+  for (double x : v) {
+    if (std::isnan(x)) return x;
+    m = std::fmax(m, absolute ? std::fabs(x) : x);
+  }
+  return m;
+}
+
+std::string fmt_g(double v) {
+  std::ostringstream os;
+  os.precision(4);
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+PhaseTimer::PhaseTimer(const char* name) : m_name(name) {
+  Timers::global().start(m_name);
+  m_t0 = std::chrono::steady_clock::now();
+}
+
+PhaseTimer::~PhaseTimer() {
+  if (m_open) Timers::global().stop(m_name);
+}
+
+double PhaseTimer::stop() {
+  if (!m_open) return m_seconds;
+  fence(m_name);
+  m_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
+  m_open = false;
+  Timers::global().stop(m_name);
+  return m_seconds;
+}
+
+PhaseContext::PhaseContext(const CampaignConfig& config, const Registry& registry, ModelContext models,
+                           std::string run_dir)
+    : m_cfg(config), m_registry(registry), m_models(models), m_dir(std::move(run_dir)) {
+  MANTISSA_ASSERT(m_models.decomp != nullptr,
+                  "a campaign needs the shared decomposition in its ModelContext");
+  MPI_Comm_rank(comm(), &m_rank);
+  m_reference = precisions().uniform(m_cfg.reference_precision, "deck key 'campaign.reference'");
+  m_recorder = m_registry.create_recorder(m_cfg.physics, m_models);
+  m_energy = std::make_unique<EnergyMeter>(comm());
+}
+
+PhaseContext::~PhaseContext() = default;
+
+MPI_Comm PhaseContext::comm() const {
+  return m_models.decomp->comm();
+}
+
+const PrecisionTable& PhaseContext::precisions() const {
+  return m_registry.physics(m_cfg.physics).precisions;
+}
+
+std::unique_ptr<PhysicsModel> PhaseContext::make_physics(const PrecisionSet& precision) const {
+  return m_registry.create_physics(m_cfg.physics, m_models, precision);
+}
+
+SurrogateModel& PhaseContext::surrogate() {
+  MANTISSA_ASSERT(m_cfg.surrogate.enabled, "surrogate used in a campaign without one");
+  if (m_surrogate) return *m_surrogate;
+  m_surrogate = m_registry.create_surrogate(m_cfg.surrogate.model, m_models);
+  m_surrogate_description = m_surrogate->describe();
+  const int stride = m_surrogate->stride();
+  const auto& s = m_cfg.surrogate;
+  const std::int64_t horizon = s.horizon < 0 ? m_cfg.steps : s.horizon;
+  auto need_multiple = [stride](const std::string& key, std::int64_t v) {
+    if (v % stride != 0)
+      throw Error("deck key '" + key + "' = " + std::to_string(v) +
+                  " must be a multiple of the surrogate's stride " + std::to_string(stride) +
+                  " (physics steps per surrogate step)");
+  };
+  need_multiple("campaign.sample_every", m_cfg.sample_every);
+  need_multiple("campaign.surrogate.horizon", horizon);
+  need_multiple("campaign.surrogate.start", s.start);
+  if (s.hybrid.enabled) need_multiple("campaign.surrogate.hybrid.physics_steps", s.hybrid.physics_steps);
+  return *m_surrogate;
+}
+
+std::string PhaseContext::trained_path() const {
+  return m_dir + "/surrogate-trained";
+}
+
+void PhaseContext::note_model(const PhysicsModel& model) {
+  m_probes = model.probes();
+  m_probes.stride = std::max(1, m_probes.stride);
+  m_dt = model.dt();
+  m_num_experiments = std::max(1, model.num_experiments());
+}
+
+VariantResult& PhaseContext::result(const std::string& name) {
+  for (auto& r : m_results)
+    if (r.name == name) return r;
+  MANTISSA_ASSERT(false, "no result named '" << name << "'");
+  return m_results.front();
+}
+
+void PhaseContext::write_checkpoint(const State* state, double time) {
+  MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
+  m_ckpt->write(*this, state, time);
+}
+
+double PhaseContext::load_checkpoint_state(State& state) {
+  MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
+  return m_ckpt->load_state(*this, state);
+}
+
+bool PhaseContext::stop_requested() const {
+  return StopSignals::received(comm());
+}
+
+bool PhaseContext::after_step() {
+  ++m_cur.global_steps;
+  // Test hook: every rank raises the signal itself at the same campaign step, exercising the
+  // same path as a SIGTERM from Slurm.
+  if (m_cfg.stop_after_step > 0 && m_cur.global_steps == m_cfg.stop_after_step) std::raise(SIGTERM);
+  return m_cfg.checkpoint_every > 0 && m_cur.global_steps % m_cfg.checkpoint_every == 0;
+}
+
+Progress PhaseContext::progress(const std::string& label, std::int64_t total, double work_per_step) const {
+  return Progress("[campaign] " + label, total, m_cfg.progress_every, work_per_step > 0 ? "Mcell" : "",
+                  work_per_step * 1e-6);
+}
+
+void PhaseContext::log(const std::string& line) const {
+  log::info("[campaign] {}", line);
+}
+
+bool PhaseContext::is_sample_step(std::int64_t s, std::int64_t last) const {
+  return s % m_cfg.sample_every == 0 || s == last;
+}
+
+void PhaseContext::fail(VariantResult& r, std::int64_t step, double time, const std::string& what) {
+  r.status = "failed";
+  r.failure_step = step;
+  r.failure = what + " at step " + std::to_string(step) + " (time " + fmt_g(time) + ")";
+  log(r.name + ": FAILED: " + r.failure + "; the campaign goes on with the other variants");
+}
+
+std::string PhaseContext::locate_nonfinite(PhysicsModel& model) const {
+  // The first non-finite point of the primary field in global (z, y, x) order, the same answer
+  // at any rank count.
+  const auto st = model.state();
+  const HostField h = to_host(st[0].field, "mantissa::workflow::PhaseContext::locate");
+  const auto& n = m_models.decomp->grid().n;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t k = 0; k < h.extent[2] && first == std::numeric_limits<std::int64_t>::max(); ++k)
+    for (std::int64_t j = 0; j < h.extent[1]; ++j)
+      for (std::int64_t i = 0; i < h.extent[0]; ++i)
+        if (!std::isfinite(h.view(k + h.ghost[2], j + h.ghost[1], i + h.ghost[0]))) {
+          const std::int64_t g = ((h.offset[2] + k) * n[1] + (h.offset[1] + j)) * n[0] + (h.offset[0] + i);
+          first = std::min(first, g);
+        }
+  std::int64_t global = first;
+  MPI_Allreduce(&first, &global, 1, MPI_INT64_T, MPI_MIN, comm());
+  if (global == std::numeric_limits<std::int64_t>::max()) return "";
+  const std::int64_t x = global % n[0], y = (global / n[0]) % n[1], z = global / (n[0] * n[1]);
+  return "; first non-finite '" + st[0].name + "' at grid point (x, y, z) = (" + std::to_string(x) + ", " +
+         std::to_string(y) + ", " + std::to_string(z) + ")";
+}
+
+double PhaseContext::energy_error(std::int64_t step, double energy, bool is_ref) const {
+  // Energy against the reference at the same step, relative to the reference's largest
+  // energy: sources inject energy and absorbing layers remove it, so a variant is judged by
+  // how far its energy history departs from the reference's, not from E(0) (which is 0 for
+  // a run that starts at rest).
+  if (is_ref) return 0.0;
+  const auto& ref = m_results.front();
+  double emax = 0.0;
+  for (double e : ref.energy) emax = std::fmax(emax, std::fabs(e));
+  for (std::size_t i = 0; i < ref.steps.size(); ++i)
+    if (ref.steps[i] == step) return (energy - ref.energy[i]) / (emax > 0.0 ? emax : 1.0);
+  return nan_v;
+}
+
+void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment, std::int64_t step,
+                          int trace_stride, std::int64_t last, bool is_ref) {
+  PhaseTimer sw("campaign::record");
+  r.trace_stride = trace_stride;
+  const std::string where = experiment > 0 ? " (experiment " + std::to_string(experiment) + ")" : "";
+  if (step % trace_stride == 0) {
+    const std::string bad = m_recorder->record(r, experiment, step, model);
+    if (!bad.empty()) {
+      fail(r, step, model.time(), bad + where);
+      r.time.analysis += sw.stop();
+      return;
+    }
+  }
+  if (is_sample_step(step, last)) {
+    const auto d = model.diagnostics();
+    if (!d.finite) {
+      fail(r, step, model.time(), "non-finite value in " + d.where + locate_nonfinite(model) + where);
+    } else if (experiment > 0) {
+      ExperimentRecord& rec = r.extra_experiments.at(static_cast<std::size_t>(experiment - 1));
+      rec.steps.push_back(step);
+      rec.times.push_back(model.time());
+      rec.energy.push_back(d.energy());
+    } else {
+      const auto st = model.state();
+      HostField h = to_host(st[0].field, "mantissa::workflow::PhaseContext::sample");
+      FieldError e;
+      if (is_ref) {
+        e = field_error(comm(), h, h);
+        m_ref.snapshots[step] = h;
+      } else {
+        auto it = m_ref.snapshots.find(step);
+        MANTISSA_ASSERT(it != m_ref.snapshots.end(), "no reference snapshot at step " << step);
+        e = field_error(comm(), h, it->second);
+      }
+      r.steps.push_back(step);
+      r.times.push_back(model.time());
+      r.rel_l2.push_back(e.rel_l2);
+      r.max_error.push_back(e.max_abs);
+      r.energy.push_back(d.energy());
+      r.energy_drift.push_back(energy_error(step, d.energy(), is_ref));
+      for (const auto& v : d.values) {
+        auto it = std::find_if(r.diagnostics.begin(), r.diagnostics.end(),
+                               [&](const DiagnosticSeries& s) { return s.name == v.name; });
+        if (it == r.diagnostics.end()) {
+          r.diagnostics.push_back({v.name, {}});
+          it = r.diagnostics.end() - 1;
+        }
+        it->values.push_back(v.value);
+      }
+    }
+  }
+  const auto& s = m_cfg.surrogate;
+  if (is_ref && experiment == 0 && s.enabled && s.training == "online" && step % surrogate().stride() == 0 &&
+      step >= s.start && (s.train_steps < 0 || step <= s.train_steps)) {
+    std::vector<HostField> sample;
+    for (const auto& f : model.state())
+      sample.push_back(to_host(f.field, "mantissa::workflow::PhaseContext::train_sample"));
+    m_ref.train_samples.push_back(std::move(sample));
+  }
+  r.time.analysis += sw.stop();
+}
+
+void PhaseContext::finish(VariantResult& r, PhysicsModel& model) {
+  PhaseTimer sw("campaign::finish");
+  if (r.status != "failed") r.status = "ok";
+  const bool failed = r.status == "failed";
+  r.final_rel_l2 = failed || r.rel_l2.empty() ? nan_v : r.rel_l2.back();
+  r.final_max_error = failed || r.max_error.empty() ? nan_v : r.max_error.back();
+  r.max_rel_l2 = failed ? nan_v : nan_max(r.rel_l2, false);
+  r.final_energy_drift = failed || r.energy_drift.empty() ? nan_v : r.energy_drift.back();
+  r.max_abs_energy_drift = failed ? nan_v : nan_max(r.energy_drift, true);
+  const auto cross = threshold_crossing(r.times, r.rel_l2, m_cfg.error_threshold);
+  r.threshold_time = cross ? *cross : -1.0;
+  if (failed && !cross) r.threshold_time = model.time();  // it blew up: the error passed every threshold
+  m_recorder->finish(r, m_results.front(), m_cfg);
+  r.memory_hwm_mib = memory_hwm_mib(comm());
+  if (m_cfg.snapshots) gather_snapshot(r.name, model);
+  r.time.analysis += sw.stop();
+  std::ostringstream os;
+  os << r.name << ": " << r.status << ", final rel L2 " << fmt_g(r.final_rel_l2) << ", energy drift "
+     << fmt_g(r.final_energy_drift) << ", " << fmt_g(r.time.steps + r.time.inference) << " s stepping";
+  log(os.str());
+}
+
+void PhaseContext::gather_snapshot(const std::string& name, PhysicsModel& model) {
+  const auto st = model.state();
+  const HostField h = to_host(st[0].field, "mantissa::workflow::PhaseContext::snapshot");
+  std::vector<double> mine;
+  mine.reserve(static_cast<std::size_t>(h.extent[0] * h.extent[1] * h.extent[2]));
+  for (std::int64_t k = 0; k < h.extent[2]; ++k)
+    for (std::int64_t j = 0; j < h.extent[1]; ++j)
+      for (std::int64_t i = 0; i < h.extent[0]; ++i)
+        mine.push_back(h.view(k + h.ghost[2], j + h.ghost[1], i + h.ghost[0]));
+  int size = 1;
+  MPI_Comm_size(comm(), &size);
+  std::int64_t box[6] = {h.offset[0], h.offset[1], h.offset[2], h.extent[0], h.extent[1], h.extent[2]};
+  std::vector<std::int64_t> boxes(static_cast<std::size_t>(6 * size));
+  MPI_Gather(box, 6, MPI_INT64_T, boxes.data(), 6, MPI_INT64_T, 0, comm());
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm());
+  std::vector<double> all;
+  if (m_rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<std::size_t>(r)] = total;
+      total += counts[static_cast<std::size_t>(r)];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm());
+  if (m_rank != 0) return;
+  const auto& gn = m_models.decomp->grid().n;
+  const std::array<std::int64_t, 3> shape{gn[2], gn[1], gn[0]};
+  std::vector<double> global(static_cast<std::size_t>(shape[0] * shape[1] * shape[2]), 0.0);
+  for (int r = 0; r < size; ++r) {
+    const std::int64_t* b = &boxes[static_cast<std::size_t>(6 * r)];
+    std::size_t p = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
+    for (std::int64_t k = 0; k < b[5]; ++k)
+      for (std::int64_t j = 0; j < b[4]; ++j)
+        for (std::int64_t i = 0; i < b[3]; ++i)
+          global[static_cast<std::size_t>(((b[2] + k) * shape[1] + (b[1] + j)) * shape[2] + (b[0] + i))] =
+              all[p++];
+  }
+  m_snapshots[name] = std::move(global);
+}
+
+}  // namespace mantissa::workflow

@@ -1,0 +1,189 @@
+#pragma once
+// Everything a phase of a campaign may use, and the only thing it sees (Phase.hpp): the
+// configuration, the models (physics by precision set, the surrogate), the results, the
+// reference store, the recorder, the checkpointer, the log, timers, progress and stop
+// requests. The Campaign owns one and hands it to each phase in turn; phases never reach into
+// the Campaign, so the dependencies run Campaign -> phases -> PhaseContext and no further.
+//
+// The helpers here are what every stepping phase does the same way: record a sample (fields
+// against the reference, diagnostics, the recorder's probes), finish a variant (summary
+// numbers, snapshot), fail it, checkpoint, poll for a stop.
+#include <mantissa/core/Progress.hpp>
+#include <mantissa/workflow/CampaignConfig.hpp>
+#include <mantissa/workflow/Machine.hpp>
+#include <mantissa/workflow/Metrics.hpp>
+#include <mantissa/workflow/Recorder.hpp>
+#include <mantissa/workflow/Registry.hpp>
+#include <mantissa/workflow/Results.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mantissa::workflow {
+
+class PhaseContext;
+
+// Where the running campaign is, as checkpointed.
+struct Cursor {
+  std::size_t phase = 0;
+  std::int64_t step = 0;
+  std::int64_t experiment = 0;                      // physics phases: the experiment being run
+  std::int64_t global_steps = 0;                    // campaign steps so far (all phases): paces checkpoints
+  std::map<std::string, std::int64_t> phase_state;  // a phase's own counters (rollout: physics_left, ...)
+
+  std::int64_t get(const std::string& k) const {
+    auto it = phase_state.find(k);
+    return it == phase_state.end() ? 0 : it->second;
+  }
+};
+
+// The reference kept for the later phases (host memory): its primary field at the sample
+// steps and, while the surrogate trains online, the full training states.
+struct ReferenceStore {
+  std::map<std::int64_t, HostField> snapshots;
+  std::vector<std::vector<HostField>> train_samples;
+  std::vector<std::string> state_names;
+  double snapshot_mib = 0.0, train_mib = 0.0;  // on the largest rank
+};
+
+// Wall-clock seconds of a region, fenced at the end so that asynchronous kernels are counted,
+// and entered as a region into core's Timers tree (and Kokkos profiling) under `name`.
+// Regions nest: stop the inner before the outer.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(const char* name);
+  ~PhaseTimer();
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+  // Stops the region (once) and returns its seconds.
+  double stop();
+
+ private:
+  const char* m_name;
+  std::chrono::steady_clock::time_point m_t0;
+  bool m_open = true;
+  double m_seconds = 0.0;
+};
+
+// The checkpoint hooks a phase uses (CampaignCheckpoint.cpp implements them).
+class Checkpointer {
+ public:
+  virtual ~Checkpointer() = default;
+  // Collective: the running phase's state (null between phases) at simulated time `time`, the
+  // cursor, the results so far and the reference store.
+  virtual void write(PhaseContext& ctx, const State* state, double time) = 0;
+  // Collective: fills `state` (shaped by the model) with the checkpointed state; returns its time.
+  virtual double load_state(PhaseContext& ctx, State& state) = 0;
+};
+
+class PhaseContext {
+ public:
+  PhaseContext(const CampaignConfig& config, const Registry& registry, ModelContext models,
+               std::string run_dir);
+  ~PhaseContext();
+
+  const CampaignConfig& config() const { return m_cfg; }
+  MPI_Comm comm() const;
+  int rank() const { return m_rank; }
+  const std::string& run_dir() const { return m_dir; }
+  const Decomposition& decomposition() const { return *m_models.decomp; }
+
+  // Models.
+  const PrecisionTable& precisions() const;
+  // Every role at the campaign's reference precision.
+  const PrecisionSet& reference_precision() const { return m_reference; }
+  std::unique_ptr<PhysicsModel> make_physics(const PrecisionSet& precision) const;
+  bool has_surrogate() const { return m_cfg.surrogate.enabled; }
+  // Created once (from the registry) on first use; throws naming a key its stride does not divide.
+  SurrogateModel& surrogate();
+  const std::string& surrogate_description() const { return m_surrogate_description; }
+  void set_surrogate_description(std::string d) { m_surrogate_description = std::move(d); }
+  std::string trained_path() const;  // the trained surrogate's files in the run directory
+  // Notes the physics' probes, time step and experiments for the report (every phase calls it
+  // with the model it builds).
+  void note_model(const PhysicsModel& model);
+  const Probes& probes() const { return m_probes; }
+  int num_experiments() const { return m_num_experiments; }
+  double physics_dt() const { return m_dt; }
+
+  // Results: one per phase that has one, in phase order; the first is the reference.
+  std::vector<VariantResult>& results() { return m_results; }
+  const std::vector<VariantResult>& results() const { return m_results; }
+  VariantResult& result(const std::string& name);
+  const VariantResult& reference() const { return m_results.front(); }
+  TrainingResult& training() { return m_training; }
+  const TrainingResult& training() const { return m_training; }
+  ReferenceStore& reference_store() { return m_ref; }
+  const ReferenceStore& reference_store() const { return m_ref; }
+  // Final primary field of each finished variant, gathered on rank 0 (global (z, y, x) order).
+  std::map<std::string, std::vector<double>>& snapshots() { return m_snapshots; }
+  const std::map<std::string, std::vector<double>>& snapshots() const { return m_snapshots; }
+  Recorder& recorder() { return *m_recorder; }
+  EnergyMeter& energy_meter() { return *m_energy; }
+
+  // The cursor, the phase names (for checkpoints and messages) and the checkpointer.
+  Cursor& cursor() { return m_cur; }
+  const Cursor& cursor() const { return m_cur; }
+  std::vector<std::string>& phase_names() { return m_phase_names; }
+  const std::string& phase_name() const { return m_phase_names.at(m_cur.phase); }
+  void set_checkpointer(Checkpointer* c) { m_ckpt = c; }
+  void write_checkpoint(const State* state, double time);
+  double load_checkpoint_state(State& state);
+
+  // Stop requests and the campaign step counter.
+  bool stop_requested() const;
+  // After every physics step of any phase: counts campaign steps (the stop_after_step test hook
+  // raises SIGTERM here) and says whether a periodic checkpoint is due.
+  bool after_step();
+  // A progress line printer for a stepping loop of `total` steps (logging.progress_every).
+  Progress progress(const std::string& label, std::int64_t total, double work_per_step = 0.0) const;
+
+  // One line on rank 0 (core log, "[campaign] ...").
+  void log(const std::string& line) const;
+
+  // Shared measurement.
+  bool is_sample_step(std::int64_t step, std::int64_t last) const;
+  // Records `step` of `experiment`: the recorder's probes at multiples of trace_stride, and at
+  // the sample steps the fields against the reference (experiment 0), the diagnostics, and (the
+  // reference's experiment 0, when the surrogate trains online) the training states. `last` is
+  // the phase's final step (always sampled).
+  void record(VariantResult& r, PhysicsModel& model, int experiment, std::int64_t step, int trace_stride,
+              std::int64_t last, bool is_reference);
+  // Summary numbers of experiment 0, the recorder's metrics, memory, the snapshot.
+  void finish(VariantResult& r, PhysicsModel& model);
+  void fail(VariantResult& r, std::int64_t step, double time, const std::string& what);
+  std::string locate_nonfinite(PhysicsModel& model) const;
+
+ private:
+  double energy_error(std::int64_t step, double energy, bool is_ref) const;
+  void gather_snapshot(const std::string& name, PhysicsModel& model);
+
+  const CampaignConfig& m_cfg;
+  const Registry& m_registry;
+  ModelContext m_models;
+  std::string m_dir;
+  int m_rank = 0;
+  PrecisionSet m_reference;
+
+  std::vector<VariantResult> m_results;
+  TrainingResult m_training;
+  ReferenceStore m_ref;
+  Cursor m_cur;
+  std::vector<std::string> m_phase_names;
+  Checkpointer* m_ckpt = nullptr;
+
+  Probes m_probes;
+  int m_num_experiments = 1;
+  double m_dt = 0.0;
+  std::unique_ptr<SurrogateModel> m_surrogate;
+  std::string m_surrogate_description;
+  std::map<std::string, std::vector<double>> m_snapshots;
+  std::unique_ptr<Recorder> m_recorder;
+  std::unique_ptr<EnergyMeter> m_energy;
+};
+
+}  // namespace mantissa::workflow

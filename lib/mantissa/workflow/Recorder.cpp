@@ -1,0 +1,28 @@
+#include <mantissa/core/Error.hpp>
+#include <mantissa/workflow/Recorder.hpp>
+
+#include <cmath>
+
+namespace mantissa::workflow {
+
+std::string Recorder::record(VariantResult& r, int experiment, std::int64_t /*step*/,
+                             const PhysicsModel& model) {
+  const auto v = model.sample_probes();
+  std::vector<double>* traces = &r.traces;
+  if (experiment == 0) {
+    r.num_probes = static_cast<std::int64_t>(v.size());
+  } else {
+    MANTISSA_ASSERT(experiment >= 1 && std::size_t(experiment) <= r.extra_experiments.size(),
+                    "no record for experiment " << experiment);
+    traces = &r.extra_experiments[static_cast<std::size_t>(experiment - 1)].traces;
+  }
+  traces->insert(traces->end(), v.begin(), v.end());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i])) {
+      const auto names = model.probes().names;
+      return "non-finite value at probe '" + (i < names.size() ? names[i] : std::to_string(i)) + "'";
+    }
+  return "";
+}
+
+}  // namespace mantissa::workflow

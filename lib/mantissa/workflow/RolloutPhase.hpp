@@ -1,0 +1,27 @@
+#pragma once
+// Phase kind "rollout": the surrogate in the phase's precision (role "storage" of its spec),
+// after a physics lead-in to campaign.surrogate.start, to the horizon. A resume inside it repeats
+// it from its start (the surrogate's inference state is not checkpointed mid-phase).
+#include <mantissa/workflow/Phase.hpp>
+#include <mantissa/workflow/PhaseContext.hpp>
+
+#include <string>
+
+namespace mantissa::workflow {
+
+class RolloutPhase : public Phase {
+ public:
+  using Phase::Phase;
+  bool resumes_mid_phase() const override { return false; }
+  bool run(PhaseContext& ctx, bool resumed) override;
+
+ protected:
+  // Appended to the variant's description.
+  virtual std::string describe_extra(const PhaseContext& ctx) const;
+  // After every surrogate step (the physics holds the surrogate's state `s` at `step`): the
+  // hybrid's indicator; may set the cursor's "physics_left" to hand the state to the physics.
+  virtual void after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsModel& physics, State& s,
+                                std::int64_t step);
+};
+
+}  // namespace mantissa::workflow

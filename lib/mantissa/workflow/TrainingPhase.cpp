@@ -1,0 +1,105 @@
+// The surrogate's training (online, on the reference states the reference phase kept) or its
+// weights loaded from a file; then the teacher-forced one-step error on the training pairs.
+#include <mantissa/workflow/TrainingPhase.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace mantissa::workflow {
+
+namespace {
+std::string fmt_g(double v) {
+  std::ostringstream os;
+  os.precision(4);
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+bool TrainingPhase::done(const PhaseContext& ctx) const {
+  return ctx.training().done;
+}
+
+bool TrainingPhase::run(PhaseContext& ctx, bool /*resumed*/) {
+  SurrogateModel& sur = ctx.surrogate();
+  const auto& s = ctx.config().surrogate;
+  auto& t = ctx.training();
+  auto& ref = ctx.reference_store();
+  PhaseTimer sw("campaign::train");
+  t.mode = s.training;
+  // The training states, kept until the one-step error below has been measured on them.
+  std::vector<std::vector<HostField>> states;
+  auto to_state = [&](const std::vector<HostField>& smp) {
+    State st;
+    for (std::size_t i = 0; i < smp.size(); ++i) {
+      NamedField nf{ref.state_names[i], Field<double>("mantissa::workflow::TrainingPhase::state",
+                                                      ctx.decomposition(), smp[i].ghost[0])};
+      from_host(smp[i], nf.field);
+      st.push_back(std::move(nf));
+    }
+    return st;
+  };
+  if (s.training == "online") {
+    ctx.log("training the surrogate on " + std::to_string(ref.train_samples.size()) + " reference states" +
+            (s.start > 0 ? " from step " + std::to_string(s.start) : std::string()) + " (" + sur.describe() +
+            ")");
+    for (const auto& smp : ref.train_samples) sur.add_sample(to_state(smp));
+    states.swap(ref.train_samples);
+    const auto stats = sur.train();
+    t.samples = stats.samples;
+    t.iterations = stats.iterations;
+    t.initial_loss = stats.initial_loss;
+    t.final_loss = stats.final_loss;
+    t.flops = stats.flops;
+  } else {
+    ctx.log("loading surrogate weights from '" + s.weights + "'");
+    sur.load(s.weights);
+  }
+  t.seconds = sw.stop();
+  if (!s.save_weights.empty()) sur.save(s.save_weights);
+  {
+    // Every rollout phase starts from these weights (RolloutPhase).
+    PhaseTimer io("campaign::save_trained");
+    sur.save(ctx.trained_path());
+    t.seconds += io.stop();
+  }
+  // One-step error (teacher forcing): every training state advanced by one surrogate step, its
+  // primary field compared with the next reference state's, summed over all pairs as
+  // sqrt(sum ||error||^2 / sum ||reference||^2) so that nearly empty states (before a source has
+  // fired) cannot dominate. It is the error a rollout compounds once per prediction, so the report
+  // can tell an inaccurate surrogate from an unstable rollout. The rollouts reload the saved
+  // weights and inference state, so these predictions do not change them.
+  const bool any_rollout = !s.rollout.empty() || s.hybrid.enabled;
+  if (states.size() >= 2 && any_rollout) {
+    PhaseTimer ev("campaign::one_step");
+    const Precision p = !s.rollout.empty() ? s.rollout.front() : s.hybrid.precision;
+    sur.set_precision(p);
+    double err2 = 0.0, ref2 = 0.0;
+    for (std::size_t n = 0; n + 1 < states.size(); ++n) {
+      State st = to_state(states[n]);
+      sur.predict(st, 1);
+      const auto e = field_error(
+          ctx.comm(), to_host(st[0].field, "mantissa::workflow::TrainingPhase::one_step"), states[n + 1][0]);
+      // A reference of exactly zero (a state at rest) carries no weight in the relative sum;
+      // the prediction's deviation from it then has no scale to be relative to.
+      if (e.ref_l2 > 0.0) {
+        err2 += e.rel_l2 * e.rel_l2 * e.ref_l2 * e.ref_l2;
+        ref2 += e.ref_l2 * e.ref_l2;
+      }
+    }
+    t.one_step_pairs = static_cast<std::int64_t>(states.size()) - 1;
+    t.one_step_precision = to_string(p);
+    t.one_step_rel_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::nan("");
+    const double secs = ev.stop();
+    ctx.log("one-step error of the trained surrogate (" + t.one_step_precision + ", " +
+            std::to_string(t.one_step_pairs) + " reference pairs): rel. L2 " + fmt_g(t.one_step_rel_l2) +
+            " (" + fmt_g(secs) + " s)");
+  }
+  states.clear();
+  t.done = true;
+  ctx.set_surrogate_description(sur.describe());
+  ctx.log("surrogate ready after " + fmt_g(t.seconds) + " s, final loss " + fmt_g(t.final_loss));
+  return true;
+}
+
+}  // namespace mantissa::workflow
