@@ -12,6 +12,7 @@
 #include <mantissa/mesh/Decomposition.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
 #include <mantissa/workflow/Baselines.hpp>
+#include <mantissa/workflow/Registry.hpp>
 #include <mantissa/workflow/Schema.hpp>
 #include <seismic/SeismicDeck.hpp>
 #include <seismic/Solver.hpp>
@@ -26,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ms = mantissa::surrogates;
@@ -151,7 +153,22 @@ int main(int argc, char** argv) {
       mantissa::register_core_schema(schema);
       mantissa::seismic::register_schema(schema);
       ms::register_schema(schema);
-      mw::register_schema(schema);
+      // The campaign keys' precision choices come from the registered physics' tables; this
+      // bench links no apps/mantissa registry, so it states seismic's storage/compute pairs
+      // that its decks use (apps/mantissa/SeismicAdapter.cpp seismic_precisions() has all).
+      mw::Registry schema_registry;
+      {
+        using P = mantissa::Precision;
+        const auto pair = [](P st, P co) {
+          return mw::PrecisionSet{{mw::role::storage, st}, {mw::role::compute, co}};
+        };
+        mw::PhysicsEntry entry;
+        entry.precisions = {{mw::role::storage, mw::role::compute},
+                            {pair(P::fp64, P::fp64), pair(P::fp32, P::fp32), pair(P::bf16, P::fp32),
+                             pair(P::fp16, P::fp32)}};
+        schema_registry.add_physics("seismic", std::move(entry));
+      }
+      mw::register_schema(schema, schema_registry);
       const auto deck = mantissa::Deck::from_file(argv[1], schema, overrides);
       const auto grid = mantissa::grid_from_deck(deck);
       mantissa::Decomposition d(MPI_COMM_WORLD, grid, mantissa::process_grid_from_deck(deck));
