@@ -12,20 +12,25 @@ std::uint64_t checksum_typed(const unsigned char* p, const std::array<std::int64
                              const std::array<std::int64_t, 3>& bs, const std::array<std::int64_t, 3>& gd) {
   std::uint64_t sum = 0;
   const std::int64_t rows = bd[0] * bd[1];
+  auto row_sum = [=](const std::int64_t r, std::uint64_t& acc) {
+    const std::int64_t k = r / bd[1], j = r % bd[1];
+    const std::uint64_t row_base = std::uint64_t(((bs[0] + k) * gd[1] + (bs[1] + j)) * gd[2] + bs[2]);
+    const unsigned char* row = p + r * bd[2] * std::int64_t(sizeof(Bits));
+    for (std::int64_t i = 0; i < bd[2]; ++i) {
+      Bits b;  // memcpy, not a cast: the buffer holds objects of the element type
+      std::memcpy(&b, row + i * std::int64_t(sizeof(Bits)), sizeof(Bits));
+      acc += element_hash(row_base + std::uint64_t(i), std::uint64_t(b));
+    }
+  };
+  // Files are also read before Kokkos starts (or after it ends): then on this thread.
+  if (!Kokkos::is_initialized()) {
+    for (std::int64_t r = 0; r < rows; ++r) row_sum(r, sum);
+    return sum;
+  }
   // Host threads: the data lives on the host here (it was just copied for HDF5).
   Kokkos::parallel_reduce(
       "mantissa::io::partial_checksum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows),
-      [=](const std::int64_t r, std::uint64_t& acc) {
-        const std::int64_t k = r / bd[1], j = r % bd[1];
-        const std::uint64_t row_base = std::uint64_t(((bs[0] + k) * gd[1] + (bs[1] + j)) * gd[2] + bs[2]);
-        const unsigned char* row = p + r * bd[2] * std::int64_t(sizeof(Bits));
-        for (std::int64_t i = 0; i < bd[2]; ++i) {
-          Bits b;  // memcpy, not a cast: the buffer holds objects of the element type
-          std::memcpy(&b, row + i * std::int64_t(sizeof(Bits)), sizeof(Bits));
-          acc += element_hash(row_base + std::uint64_t(i), std::uint64_t(b));
-        }
-      },
-      sum);
+      row_sum, sum);
   return sum;
 }
 }  // namespace

@@ -1,6 +1,7 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Version.hpp>
 #include <mantissa/io/Checkpoint.hpp>
+#include <mantissa/io/DurableFile.hpp>
 #include <mantissa/io/Snapshot.hpp>
 #include <mantissa/io/detail/Files.hpp>
 #include <mantissa/io/detail/Hdf5.hpp>
@@ -25,15 +26,13 @@ std::string num(double v) {
   return buf;
 }
 
-// Writes text to path via a temporary and a rename, so a viewer never reads half a file.
+// Sidecars are replaced durably (DurableFile.hpp), so a viewer never reads half a file.
 std::string write_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) return "cannot write '" + tmp + "'";
+  try {
+    write_file_durably(path, text);
+  } catch (const Error& e) {
+    return e.what();
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return "cannot rename '" + tmp + "' to '" + path + "'";
   return {};
 }
 
@@ -160,7 +159,7 @@ std::string SnapshotWriter::write(std::int64_t step, double time, const std::vec
             [](const Entry& a, const Entry& b) { return a.step < b.step; });
   err.clear();
   if (rank == 0) {
-    err = detail::commit_file(tmp, h5, /*durable=*/false);
+    err = detail::commit_file(tmp, h5, /*durable=*/true);
     if (err.empty()) err = write_text(xmf, std::string(xdmf_head) + grid_xml(e, "    ") + xdmf_tail);
     if (err.empty()) {
       std::string series = std::string(xdmf_head) + "    <Grid Name=\"" + m_base +

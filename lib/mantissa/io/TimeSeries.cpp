@@ -94,7 +94,7 @@ void write_time_series_file(const std::string& path, MPI_Comm comm, const std::v
   }
   MPI_Barrier(comm);
   err.clear();
-  if (rank == 0) err = detail::commit_file(tmp, path, /*durable=*/false);
+  if (rank == 0) err = detail::commit_file(tmp, path, /*durable=*/true);
   detail::collective_check(comm, err.empty() ? err : "time series: " + err);
 }
 

@@ -82,6 +82,14 @@ bool fsync_path(const std::string& path, int flags) {
 }  // namespace
 
 std::string commit_file(const std::string& tmp, const std::string& final_path, bool durable) {
+  if (durable) {
+    try {
+      commit_temp_file(tmp, final_path);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return {};
+  }
   std::string err;
   if (durable && !fsync_path(tmp, O_RDONLY))
     err = "cannot flush '" + tmp + "' to disk: " + std::strerror(errno);

@@ -21,6 +21,9 @@ std::string make_temp_file(MPI_Comm comm, const std::string& dir, const std::str
 // Rank 0 only: fsync tmp (when durable), rename it to final_path, fsync the directory. Returns
 // an error message, empty on success; tmp is removed on failure.
 std::string commit_file(const std::string& tmp, const std::string& final_path, bool durable);
+// fsync + rename + fsync(dir) (DurableFile.cpp); throws FileError naming final_path and the
+// cause, tmp removed.
+void commit_temp_file(const std::string& tmp, const std::string& final_path);
 
 }  // namespace detail
 }  // namespace io

@@ -2,8 +2,14 @@
 #include <mantissa/io/Checksum.hpp>
 #include <mantissa/io/detail/Hdf5.hpp>
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace mantissa {
 namespace io {
@@ -84,6 +90,7 @@ herr_t Hid::reset() {
 }
 
 QuietHdf5::QuietHdf5() {
+  silence_hdf5();
   H5Eget_auto2(H5E_DEFAULT, &m_func, &m_data);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
@@ -99,6 +106,14 @@ herr_t collect_error(unsigned /*n*/, const H5E_error2_t* err, void* data) {
 }
 }  // namespace
 
+void silence_hdf5() {
+  static const bool once = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)once;
+}
+
 std::string last_hdf5_error() {
   std::vector<std::string> lines;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &lines);
@@ -112,8 +127,90 @@ std::string last_hdf5_error() {
   return out.empty() ? "no HDF5 error recorded" : out;
 }
 
+namespace {
+bool contains_nocase(const std::string& hay, const char* needle) {
+  std::string h = hay, n = needle;
+  for (auto& c : h) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return h.find(n) != std::string::npos;
+}
+}  // namespace
+
+Hdf5Failure take_hdf5_failure(bool reading) {
+  Hdf5Failure f;
+  f.text = last_hdf5_error();
+  const std::string& t = f.text;
+  // The sec2 driver reports "errno = 28, error message = 'No space left on device'".
+  const auto at = t.find("errno = ");
+  if (at != std::string::npos) f.err = std::atoi(t.c_str() + at + 8);
+  struct Known {
+    const char* text;
+    int err;
+  };
+  // Open MPI/ROMIO report MPI error classes by name or strerror text.
+  static const Known known[] = {{"MPI_ERR_NO_SPACE", ENOSPC},  {"No space left", ENOSPC},
+#ifdef EDQUOT
+                                {"MPI_ERR_QUOTA", EDQUOT},     {"quota", EDQUOT},
+#endif
+                                {"MPI_ERR_READ_ONLY", EROFS},  {"Read-only file system", EROFS},
+                                {"MPI_ERR_ACCESS", EACCES},    {"Permission denied", EACCES},
+                                {"MPI_ERR_NO_SUCH_FILE", ENOENT}, {"No such file", ENOENT}};
+  if (f.err == 0)
+    for (const auto& k : known)
+      if (contains_nocase(t, k.text)) {
+        f.err = k.err;
+        break;
+      }
+  if (f.err != 0) f.problem = problem_from_errno(f.err);
+  if (f.problem == FileProblem::other) {
+    if (contains_nocase(t, "signature not found"))
+      f.problem = FileProblem::not_hdf5;
+    else if (contains_nocase(t, "truncated file"))
+      f.problem = FileProblem::truncated;
+    else if (reading)
+      // Reading a file that opened: what fails is its metadata (bad checksums, signatures,
+      // versions or addresses of object headers, B-trees, heaps).
+      f.problem = FileProblem::damaged;
+  }
+  return f;
+}
+
+void throw_hdf5(const std::string& what, const std::string& path, bool reading) {
+  const int sys_err = errno;  // what the failed system call left, before anything else runs
+  Hdf5Failure f = take_hdf5_failure(reading);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (f.problem == FileProblem::other && !reading) {
+    // MPI-IO drivers do not always pass the system's error through HDF5's stack: ask the
+    // system (errno of the failed write, then the file system's state).
+    if (problem_from_errno(sys_err) != FileProblem::other && problem_from_errno(sys_err) != FileProblem::missing) {
+      f.err = sys_err;
+      f.problem = problem_from_errno(sys_err);
+    } else {
+      struct statvfs st {};
+      if (::statvfs(dir.empty() ? "." : dir.c_str(), &st) == 0) {
+        if (st.f_flag & ST_RDONLY) {
+          f.err = EROFS;
+          f.problem = FileProblem::read_only;
+        } else if (std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize) < (std::uint64_t(1) << 20)) {
+          f.err = ENOSPC;
+          f.problem = FileProblem::disk_full;
+        }
+      }
+    }
+  }
+  std::string msg = what + ": " + cause_text(f.problem, f.err) + "; " + remedy_text(f.problem, dir);
+  // HDF5's own words help where the cause is not one of the named ones.
+  if (f.problem == FileProblem::other || f.problem == FileProblem::damaged) msg += " (HDF5: " + f.text + ")";
+  throw FileError(f.problem, path, msg);
+}
+
 hid_t check(hid_t id, const std::string& what) {
-  if (id < 0) throw Error(what + " (HDF5: " + last_hdf5_error() + ")");
+  if (id < 0) throw_hdf5(what, {}, false);
+  return id;
+}
+
+hid_t check(hid_t id, const std::string& what, const std::string& path, bool reading) {
+  if (id < 0) throw_hdf5(what, path, reading);
   return id;
 }
 

@@ -5,6 +5,7 @@
 #include <mantissa/io/Attributes.hpp>
 #include <mantissa/io/Dataset.hpp>
 #include <mantissa/io/FieldRef.hpp>
+#include <mantissa/io/FileError.hpp>
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -59,10 +60,27 @@ class QuietHdf5 {
   void* m_data = nullptr;
 };
 
-// The descriptions on HDF5's current error stack, innermost last, joined by "; ".
+// Turns HDF5's automatic error printing off for the whole process, once (every entry point
+// of the I/O layer calls it): failures are reported as FileError instead of HDF5-DIAG output.
+void silence_hdf5();
+
+// The descriptions on HDF5's current error stack, innermost last, joined by "; " (clears it).
 std::string last_hdf5_error();
-// Throws mantissa::Error(what + HDF5's reason) when id/status is negative.
+// HDF5's current error stack (cleared) as a problem: the errno it reports (sec2 driver:
+// "errno = 28"; MPI-IO: "MPI_ERR_NO_SPACE"), a missing signature (not HDF5), a truncated file,
+// or, for reads, damaged metadata.
+struct Hdf5Failure {
+  FileProblem problem = FileProblem::other;
+  int err = 0;
+  std::string text;
+};
+Hdf5Failure take_hdf5_failure(bool reading);
+// Throws FileError("<what>: <cause>; <remedy>") for the current HDF5 error stack; `path` is the
+// file as the user knows it (may be empty).
+[[noreturn]] void throw_hdf5(const std::string& what, const std::string& path, bool reading);
+// Throws as throw_hdf5 (writing) when id/status is negative.
 hid_t check(hid_t id, const std::string& what);
+hid_t check(hid_t id, const std::string& what, const std::string& path, bool reading);
 
 // Throws the same mantissa::Error on every rank of comm when any rank passes a non-empty
 // message (the lowest such rank's text), so that collective code stays in step.
