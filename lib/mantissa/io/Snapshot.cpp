@@ -3,6 +3,7 @@
 #include <mantissa/io/Checkpoint.hpp>
 #include <mantissa/io/DurableFile.hpp>
 #include <mantissa/io/Snapshot.hpp>
+#include <mantissa/io/Xdmf.hpp>
 #include <mantissa/io/detail/Files.hpp>
 #include <mantissa/io/detail/Hdf5.hpp>
 
@@ -20,11 +21,6 @@ using detail::check;
 using detail::Hid;
 
 namespace {
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 // Sidecars are replaced durably (DurableFile.hpp), so a viewer never reads half a file.
 std::string write_text(const std::string& path, const std::string& text) {
@@ -36,10 +32,6 @@ std::string write_text(const std::string& path, const std::string& text) {
   return {};
 }
 
-const char* xdmf_head =
-    "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-    "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n  <Domain>\n";
-const char* xdmf_tail = "  </Domain>\n</Xdmf>\n";
 }  // namespace
 
 SnapshotWriter::SnapshotWriter(const Decomposition& decomp, std::string dir, std::string basename)
@@ -54,36 +46,11 @@ std::string SnapshotWriter::series_path() const {
 }
 
 std::string SnapshotWriter::grid_xml(const Entry& e, const std::string& in) const {
-  const Grid& g = m_decomp.grid();
-  // XDMF lists dimensions slowest first, like the HDF5 datasets: (z, y, x) or (y, x).
-  std::string dims, origin, spacing;
-  for (int a = g.dim - 1; a >= 0; --a) {
-    const std::string sep = a == g.dim - 1 ? "" : " ";
-    dims += sep + std::to_string(g.n[a]);
-    origin += sep + num(g.origin[a]);
-    spacing += sep + num(g.spacing[a]);
-  }
-  const std::string d = std::to_string(g.dim);
-  std::string x;
-  x += in + "<Grid Name=\"" + m_base + "_" + std::to_string(e.step) + "\" GridType=\"Uniform\">\n";
-  x += in + "  <Time Value=\"" + num(e.time) + "\"/>\n";
-  x += in + "  <Topology TopologyType=\"" + d + "DCoRectMesh\" Dimensions=\"" + dims + "\"/>\n";
-  x += in + "  <Geometry GeometryType=\"" + std::string(g.dim == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY") +
-       "\">\n";
-  x += in + "    <DataItem Name=\"Origin\" Dimensions=\"" + d +
-       "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" + origin + "</DataItem>\n";
-  x += in + "    <DataItem Name=\"Spacing\" Dimensions=\"" + d +
-       "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" + spacing + "</DataItem>\n";
-  x += in + "  </Geometry>\n";
-  for (const auto& f : e.fields) {
-    x += in + "  <Attribute Name=\"" + f.name + "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
-    x += in + "    <DataItem Dimensions=\"" + dims + "\" NumberType=\"Float\" Precision=\"" +
-         std::to_string(f.elem_size) + "\" Format=\"HDF\">" + e.h5_name + ":/fields/" + f.name +
-         "</DataItem>\n";
-    x += in + "  </Attribute>\n";
-  }
-  x += in + "</Grid>\n";
-  return x;
+  std::vector<XdmfField> fields;
+  for (const auto& f : e.fields) fields.push_back({f.name, e.h5_name, "/fields/" + f.name, int(f.elem_size)});
+  XdmfOptions opt;
+  opt.time = e.time;
+  return xdmf_grid(m_decomp.grid(), m_base + "_" + std::to_string(e.step), fields, opt, in);
 }
 
 std::string SnapshotWriter::write(std::int64_t step, double time, const std::vector<FieldRef>& fields) {
@@ -160,13 +127,11 @@ std::string SnapshotWriter::write(std::int64_t step, double time, const std::vec
   err.clear();
   if (rank == 0) {
     err = detail::commit_file(tmp, h5, /*durable=*/true);
-    if (err.empty()) err = write_text(xmf, std::string(xdmf_head) + grid_xml(e, "    ") + xdmf_tail);
+    if (err.empty()) err = write_text(xmf, xdmf_document(grid_xml(e, "    ")));
     if (err.empty()) {
-      std::string series = std::string(xdmf_head) + "    <Grid Name=\"" + m_base +
-                           "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-      for (const auto& x : m_entries) series += grid_xml(x, "      ");
-      series += "    </Grid>\n" + std::string(xdmf_tail);
-      err = write_text(series_path(), series);
+      std::vector<std::string> grids;
+      for (const auto& x : m_entries) grids.push_back(grid_xml(x, "      "));
+      err = write_text(series_path(), xdmf_document(xdmf_time_series(m_base, grids)));
     }
   }
   detail::collective_check(comm, err.empty() ? err : "snapshot: " + err);
