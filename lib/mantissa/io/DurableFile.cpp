@@ -23,11 +23,21 @@ std::string parent_of(const std::string& path) {
   return p.empty() ? std::string(".") : p.string();
 }
 
-// Creates the parents of `path`; returns 0 or the errno of the failure.
-int make_parents(const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(parent_of(path), ec);
-  return ec ? (ec.value() != 0 ? ec.value() : EIO) : 0;
+// The directory of `path` must exist: a missing one is more often a wrong path than a wish.
+void require_parent(const std::string& path) {
+  struct stat st {};
+  const std::string dir = parent_of(path);
+  if (::stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    const FileProblem p = problem_from_errno(err);
+    throw FileError(p, path,
+                    "cannot write '" + path + "': its directory '" + dir + "' " +
+                        (err == ENOENT ? std::string("does not exist; create it or check the path")
+                                       : "cannot be reached: " + cause_text(p, err) + "; " + remedy_text(p, dir)));
+  }
+  if (!S_ISDIR(st.st_mode))
+    throw FileError(FileProblem::not_a_directory, path,
+                    "cannot write '" + path + "': '" + dir + "' is not a directory; check the path");
 }
 
 // Opens a new temporary beside `path` (O_EXCL, mode 0666 & ~umask like an ordinary file).
@@ -89,7 +99,7 @@ void commit_temp_file(const std::string& tmp, const std::string& path) {
 }  // namespace detail
 
 void write_file_durably(const std::string& path, std::string_view content) {
-  if (const int err = make_parents(path)) throw_errno("cannot create the directory of", path, err);
+  require_parent(path);
   std::string tmp;
   const int fd = open_temp(path, tmp);
   if (fd < 0) throw_errno("cannot create a temporary file to write", path, errno);
@@ -115,7 +125,7 @@ void write_file_durably(const std::string& path, std::string_view content) {
 }
 
 PendingFile::PendingFile(std::string path) : m_path(std::move(path)) {
-  if (const int err = make_parents(m_path)) throw_errno("cannot create the directory of", m_path, err);
+  require_parent(m_path);
   const int fd = open_temp(m_path, m_tmp);
   if (fd < 0) throw_errno("cannot create a temporary file to write", m_path, errno);
   ::close(fd);
@@ -126,7 +136,7 @@ PendingFile::PendingFile(std::string path, MPI_Comm comm) : m_path(std::move(pat
   detail::CollectiveError err;
   if (m_rank == 0) {
     try {
-      if (const int e = make_parents(m_path)) throw_errno("cannot create the directory of", m_path, e);
+      require_parent(m_path);
       const int fd = open_temp(m_path, m_tmp);
       if (fd < 0) throw_errno("cannot create a temporary file to write", m_path, errno);
       ::close(fd);

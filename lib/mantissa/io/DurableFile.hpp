@@ -23,13 +23,13 @@
 namespace mantissa {
 namespace io {
 
-// Writes `content` to `path` durably (temporary, fsync, rename, fsync of the directory),
-// creating missing parent directories. Throws FileError; the previous file stays intact.
+// Writes `content` to `path` durably (temporary, fsync, rename, fsync of the directory). The
+// directory must exist. Throws FileError; the previous file stays intact.
 void write_file_durably(const std::string& path, std::string_view content);
 
 class PendingFile {
  public:
-  // Serial: this process creates an empty temporary beside `path` (parents created).
+  // Serial: this process creates an empty temporary beside `path` (its directory must exist).
   explicit PendingFile(std::string path);
   // Collective over comm: rank 0 creates the temporary, every rank gets its name; a failure
   // is thrown on every rank.
