@@ -28,6 +28,7 @@ PKGS=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev liblapack-dev libdnnl-dev
+  libhypre-dev
   python3 python3-numpy python3-h5py python3-matplotlib python3-torch python3-yaml
 )
 # Only for the test suite (scripts/test.sh sets MANTISSA_BOOTSTRAP_TESTS=1): the Slurm daemons
