@@ -16,10 +16,9 @@ exe="$1" src="$2" work="$3" task_plugin="$4"
 shift 4
 cases=("$@")
 [ "${#cases[@]}" -gt 0 ] || cases=(plain phases start resubmit)
-# The phases a stop is requested in (run.log lines that open them), in campaign order.
-# (The variants' phases last milliseconds here: too short to aim a signal at from outside;
-# tests/regression/campaign stops at random steps of every phase instead.)
-phase_texts=("running reference" "training the surrogate" "running surrogate-fp32" "running hybrid-fp32")
+# The phases a stop is requested in (MANTISSA_TEST_HOLD), in campaign order; tests/regression/
+# campaign stops at random steps of every phase.
+phase_texts=(reference training surrogate-fp32 hybrid-fp32)
 deck="$src/tests/slurm/small.yaml"
 sbatch_script="$src/scripts/slurm/campaign.sbatch"
 check_report="$src/tests/regression/campaign/check_report.py"
@@ -114,32 +113,38 @@ for c in "${cases[@]}"; do
       else bad "$task_plugin: binding" "$out"; fi
       ;;
     phases)
-      # One job, stopped in each listed phase in turn: every stop is a checkpoint, exit 75 and
-      # a requeue, every part after the first resumes; the last part ends the campaign.
-      id="$(submit phases)" || { bad "sbatch phases"; continue; }
+      # One job, stopped at several phases: MANTISSA_TEST_HOLD holds each listed phase at its
+      # start until a signal has come (the phases last milliseconds here, too short to aim a
+      # signal at from outside). Every stop is a checkpoint, exit 75 and a requeue; every part
+      # after the first resumes; the last part ends the campaign. A part that resumes in a
+      # phase does not hold there, and training checks for stops only at its end, so the holds
+      # come deterministically in this order: reference (part 1); training (part 2, the stop
+      # lands at the start of surrogate-fp32); hybrid-fp32 (part 3); part 4 finishes.
+      want_holds="reference training hybrid-fp32"
+      id="$(MANTISSA_TEST_HOLD="$(tr ' ' , <<<"${phase_texts[*]}")" submit phases)" || { bad "sbatch phases"; continue; }
       out="$work/phases-$id.out" log="$work/runs/phases/run.log"
-      k=0 where=() base=0
-      for text in "${phase_texts[@]}"; do
-        k=$((k + 1)) t0=$SECONDS
-        # the phase's opening line among the run.log lines of the part now running
-        until tail -n +$((base + 1)) "$log" 2>/dev/null | grep -q "\[campaign\] $text" ||
-              [ $((SECONDS - t0)) -gt 300 ]; do
-          sleep 0.05
-        done
+      k=0 base=0 holds=() where=() t0=$SECONDS
+      while [ $((SECONDS - t0)) -lt 900 ]; do
+        s="$(job_field "$id" JobState)"
+        case "$s" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+        hold="$(tail -n +$((base + 1)) "$log" 2>/dev/null | sed -n "s/.*test hold before phase '\([^']*\)'.*/\1/p" | head -n1)"
+        if [ -z "$hold" ]; then sleep 0.1; continue; fi
+        k=$((k + 1))
         scancel --signal=USR1 --batch "$id"
-        until [ "$(cnt "requeueing" "$out")" -ge "$k" ] || [ $((SECONDS - t0)) -gt 300 ]; do sleep 0.2; done
-        until [ "$(job_field "$id" JobState)" != RUNNING ] || [ $((SECONDS - t0)) -gt 300 ]; do sleep 0.2; done
+        until [ "$(cnt "requeueing" "$out")" -ge "$k" ] || [ $((SECONDS - t0)) -gt 900 ]; do sleep 0.2; done
+        until [ "$(job_field "$id" JobState)" != RUNNING ] || [ $((SECONDS - t0)) -gt 900 ]; do sleep 0.2; done
         base="$(wc -l <"$log")"
+        holds+=("$hold")
         where+=("$(grep "checkpoint .* written (phase" "$log" | tail -n 1 | sed -n "s/.*(phase '\([^']*\)', step \([0-9]*\)).*/\1 step \2/p")")
       done
       if finished_ok "$id" "$out" "$work/runs/phases" && stopped_and_resumed "$out" &&
-         [ "$(cnt "requeueing" "$out")" = "${#phase_texts[@]}" ] &&
-         [ "$(job_field "$id" Restarts)" = "${#phase_texts[@]}" ]; then
-        ok "USR1 at ${#phase_texts[@]} phases of one job: each a checkpoint, exit 75, requeue; $(job_field "$id" Restarts) resumed parts in one output file; report equal to the uninterrupted one"
-        for i in "${!phase_texts[@]}"; do
-          echo "      signal at '${phase_texts[$i]}' -> checkpoint in ${where[$i]:-?}"
+         [ "${holds[*]}" = "$want_holds" ] && [ "$(cnt "requeueing" "$out")" = "$k" ] &&
+         [ "$(job_field "$id" Restarts)" = "$k" ]; then
+        ok "USR1 at $k phases of one job: each a checkpoint, exit 75, requeue; $(job_field "$id" Restarts) resumed parts in one output file; report equal to the uninterrupted one"
+        for i in "${!holds[@]}"; do
+          echo "      signal at '${holds[$i]}' -> checkpoint in ${where[$i]:-?}"
         done
-      else bad "USR1 at each phase" "$out"; fi
+      else bad "USR1 at each phase (held at: ${holds[*]:-none}; expected: $want_holds)" "$out"; fi
       ;;
     start)
       id="$(submit start)" || { bad "sbatch start"; continue; }
