@@ -11,12 +11,6 @@ namespace {
 constexpr const char* k_physics_left = "physics_left";  // shared with RolloutPhase
 constexpr const char* k_since_check = "since_check";    // surrogate steps since the last check
 
-std::string fmt_g(double v) {
-  std::ostringstream os;
-  os.precision(4);
-  os << v;
-  return os.str();
-}
 }  // namespace
 
 std::string HybridPhase::describe_extra(const PhaseContext& ctx) const {

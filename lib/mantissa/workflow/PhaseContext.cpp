@@ -25,13 +25,14 @@ double nan_max(const std::vector<double>& v, bool absolute) {
   return m;
 }
 
+}  // namespace
+
 std::string fmt_g(double v) {
   std::ostringstream os;
   os.precision(4);
   os << v;
   return os.str();
 }
-}  // namespace
 
 PhaseTimer::PhaseTimer(const char* name) : m_name(name) {
   Timers::global().start(m_name);

@@ -27,6 +27,9 @@ namespace mantissa::workflow {
 
 class PhaseContext;
 
+// A number for a log line or report text: 4 significant digits ("0.01037", "1.5e-07").
+std::string fmt_g(double v);
+
 // Where the running campaign is, as checkpointed.
 struct Cursor {
   std::size_t phase = 0;

@@ -3,18 +3,8 @@
 #include <mantissa/workflow/TrainingPhase.hpp>
 
 #include <cmath>
-#include <sstream>
 
 namespace mantissa::workflow {
-
-namespace {
-std::string fmt_g(double v) {
-  std::ostringstream os;
-  os.precision(4);
-  os << v;
-  return os.str();
-}
-}  // namespace
 
 bool TrainingPhase::done(const PhaseContext& ctx) const {
   return ctx.training().done;
