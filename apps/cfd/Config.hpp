@@ -1,0 +1,54 @@
+#pragma once
+// Configuration of the incompressible flow solver (issue 14). Filled from the deck's `cfd:` and
+// `mesh:` sections by config_from_deck (CfdDeck.hpp), or directly in tests.
+//
+// The mesh's n are cells of width spacing: the domain along axis a is
+// [origin_a, origin_a + n_a h_a]. Pressure lives at cell centres (Cell), the velocity component
+// along axis a on the low faces of the cells along a (Face<a>): the MAC grid of Harlow and
+// Welch (1965). 2D only for now (u, v); the z axis is refused by the solver.
+#include <mantissa/core/Precision.hpp>
+#include <mantissa/solvers/Options.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace mantissa::cfd {
+
+// What one side of the domain is.
+//  - periodic: both sides of the axis, and the mesh axis must be periodic;
+//  - wall: no slip, no penetration (velocity zero on the side);
+//  - lid: a wall that slides along its first tangential axis (x for the y sides, y for the
+//    x sides) at Config::lid_velocity: the driven cavity's lid.
+enum class Side { periodic, wall, lid };
+
+enum class InitialKind { rest, taylor_green };
+
+struct Config {
+  double viscosity = 0.01;  // kinematic viscosity nu (Re = U L / nu)
+  double dt = 0.0;          // time step; 0 chooses cfl x the largest stable dt (stable_dt)
+  double cfl = 0.5;         // fraction of the largest stable dt when dt == 0
+  // side[axis][0 = low, 1 = high]; only the first two axes are used.
+  std::array<std::array<Side, 2>, 3> side{
+      {{Side::wall, Side::wall}, {Side::wall, Side::wall}, {Side::wall, Side::wall}}};
+  double lid_velocity = 1.0;
+  InitialKind initial = InitialKind::rest;
+  double amplitude = 1.0;  // taylor_green: velocity amplitude U0
+  // The pressure Poisson solve: tolerance, cycle, smoother; the multigrid's storage precision
+  // comes from `solver` below, not from solve.multigrid.precisions.
+  solvers::SolverOptions solve;
+  Precision storage = Precision::fp64;        // velocity storage
+  Precision compute = Precision::fp64;        // arithmetic of the momentum update
+  Precision solver = Precision::fp64;         // inner precision of the pressure solve (role "solver")
+  std::vector<std::array<double, 3>> probes;  // velocity probes (physical coordinates)
+  int probe_every = 1;
+  bool quiet = false;
+};
+
+// The multigrid level precisions for a solver precision: fp64 and fp32 on every level, bf16
+// and fp16 "progressive" (fp32 finest, 16-bit below; 16-bit on the finest level stalls).
+std::vector<Precision> solver_level_precisions(Precision solver);
+
+std::string to_string(Side s);
+
+}  // namespace mantissa::cfd

@@ -1,0 +1,161 @@
+#pragma once
+// Incompressible Navier-Stokes on a 2D staggered (MAC) grid (issue 14):
+//
+//   du/dt + (u . grad) u = -grad p + nu lap u,   div u = 0.
+//
+// Time integration: Heun's second-order strong-stability-preserving Runge-Kutta (SSP-RK2,
+// Shu and Osher 1988) applied to the projected equation du/dt = P F(u), F the advection and
+// diffusion of flow_kernels.hpp, P the discrete Leray projection:
+//
+//   u1      = P (u^n + dt F(u^n))
+//   u^{n+1} = P (1/2 u^n + 1/2 (u1 + dt F(u1)))
+//
+// P w = w - grad phi with -lap phi = -div w (lib/mantissa/solvers' PoissonSolver<Cell>, zero
+// normal derivative at walls, periodic where the mesh is), so div u = 0 up to the solver's
+// relative tolerance after each stage. Since u^n and u1 are divergence-free, the projected
+// stages are exactly RK2 on P F: the velocity is second order in time, with no splitting error
+// (no pressure boundary layer); the pressure itself is not needed by the velocity update and is
+// recovered as p ~ 2 phi_2 / dt. Both stages keep their own phi as the next solve's initial guess.
+//
+// Boundaries (Config::side): periodic through the halo exchange (the Decomposition's periodic
+// neighbours); walls and the lid by ghost values that depend on where the field lives (its
+// Location tag): the normal component (Face<a> on a side of axis a) is zero on the wall face,
+// the tangential one takes the ghost 2 w - u_inside so the average on the wall is the wall's
+// velocity w (0, or the lid's).
+//
+// Storage is the velocity's precision, Compute the momentum arithmetic; phi and the Poisson
+// solve's outer iteration are always fp64, the multigrid inside in Config::solver.
+#include <cfd/Config.hpp>
+
+#include <mantissa/mesh/Decomposition.hpp>
+#include <mantissa/mesh/Field.hpp>
+#include <mantissa/mesh/HaloExchange.hpp>
+#include <mantissa/mesh/Location.hpp>
+#include <mantissa/solvers/PoissonSolver.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mantissa::cfd {
+
+// Largest stable time step of the scheme for velocity scale `speed` along every axis:
+// 1 / (sum_a U / h_a + 2 nu sum_a 1 / h_a^2). The viscous part is SSP-RK2's real-axis limit
+// (|lambda dt| <= 2 for the 5-point Laplacian's largest eigenvalue 4 nu sum 1/h^2); the
+// advective part is the unit Courant number of centred differences. Throws nothing.
+double stable_dt(const Grid& grid, double viscosity, double speed);
+// The velocity scale the deck's dt is checked against: the lid speed and the initial field's
+// largest component.
+double velocity_scale(const Config& config);
+// The time step the solver uses: config.dt when it is positive and stable, cfl x stable_dt
+// when it is 0; throws mantissa::Error naming cfd.dt, its value, the limit and the remedy when
+// the deck's dt is above the limit.
+double choose_dt(const Grid& grid, const Config& config);
+
+// The analytic 2D Taylor-Green vortex on the periodic box [o, o + L]^2 (k = 2 pi / L per axis):
+//   u = U sin(kx x) cos(ky y) e^{-nu (kx^2 + ky^2) t},
+//   v = -U (kx / ky) cos(kx x) sin(ky y) e^{-nu (kx^2 + ky^2) t}.
+struct TaylorGreen {
+  double amplitude = 1.0, viscosity = 0.01;
+  std::array<double, 2> k{1.0, 1.0}, origin{0.0, 0.0};
+  static TaylorGreen on(const Grid& grid, double amplitude, double viscosity);
+  double decay(double t) const;
+  double u(double x, double y, double t) const;
+  double v(double x, double y, double t) const;
+};
+
+// Global scalars of the flow state (collective).
+struct FlowDiagnostics {
+  double kinetic_energy = 0.0;  // 1/2 sum (u^2 + v^2) dA over the faces
+  double enstrophy = 0.0;       // 1/2 sum omega^2 dA over the interior corners
+  double divergence = 0.0;      // L2 norm of div u over the cells: sqrt(sum (div u)^2 dA)
+  double max_divergence = 0.0;  // max |div u| over the cells
+  double cfl = 0.0;             // dt (max|u|/hx + max|v|/hy + 2 nu (1/hx^2 + 1/hy^2)); <= 1 is stable
+  bool finite = true;
+};
+
+// The last step's pressure solves (both stages together).
+struct StepSolves {
+  int iterations = 0;              // multigrid cycles of both stages
+  double max_residual = 0.0;       // largest final relative residual
+  double divergence_before = 0.0;  // L2 norm of div w of the last stage before its projection
+  int unconverged = 0;             // solves that missed the tolerance (all steps so far)
+  int fallbacks = 0;               // inner-precision fallbacks (all steps so far)
+};
+
+template <class Storage, class Compute = Storage>
+class FlowSolver {
+ public:
+  using storage_type = Storage;
+  using compute_type = Compute;
+  using field_type = Field<Storage>;
+  using execution_space = Kokkos::DefaultExecutionSpace;
+
+  FlowSolver(const Decomposition& decomp, const Config& config);
+
+  // Step 0, time 0: the configured initial field, projected once (so any initial field starts
+  // discretely divergence-free), phi zero.
+  void initialize();
+  void run(int steps);
+  void step();
+
+  std::int64_t step_index() const { return m_step; }
+  double time() const { return m_time; }
+  double dt() const { return m_dt; }
+  const Config& config() const { return m_config; }
+  const Decomposition& decomposition() const { return m_decomp; }
+
+  // The velocity components (ghosts current) and the stage potentials (ghosts not current).
+  const field_type& u() const { return m_u; }
+  const field_type& v() const { return m_v; }
+  field_type& u() { return m_u; }
+  field_type& v() { return m_v; }
+  const Field<double>& phi(int stage) const { return m_phi[std::size_t(stage)]; }
+  Field<double>& phi(int stage) { return m_phi[std::size_t(stage)]; }
+  // After u(), v() or phi() were written from outside (a restored state): halo and boundary
+  // values of the velocity, and the step and time.
+  void restore(std::int64_t step, double time);
+
+  FlowDiagnostics diagnostics() const;
+  const StepSolves& last_solves() const { return m_solves; }
+  // The velocity component along `axis` at physical points (bilinear in the component's own
+  // lattice, clamped to it), the same vector on every rank (collective).
+  std::vector<double> sample(int axis, const std::vector<std::array<double, 3>>& points) const;
+
+  // Kernels; public only because nvcc rejects extended lambdas in private members.
+  template <class Loc>
+  void fill_boundary(field_type& f) const;
+  void fill_velocity(field_type& u, field_type& v) const;
+  void momentum(double alpha);
+  void project(int stage);
+  double divergence_rhs(const field_type& u, const field_type& v);
+  static void set_side(const typename field_type::view_type& view, int axis, bool high, bool normal,
+                       double wall, std::int64_t first, std::int64_t last, std::int64_t across);
+
+ private:
+  const Decomposition& m_decomp;
+  Config m_config;
+  double m_dt = 0.0;
+  std::int64_t m_step = 0;
+  double m_time = 0.0;
+  std::array<double, 2> m_h{1.0, 1.0};
+  // u, v: the state; un, vn: u^n during a step; wu, wv: the stage being built.
+  field_type m_u, m_v, m_un, m_vn, m_wu, m_wv;
+  std::array<Field<double>, 2> m_phi;
+  Field<double> m_rhs;
+  std::unique_ptr<HaloExchange<Storage>> m_halo;     // u and v, with corners
+  std::unique_ptr<HaloExchange<double>> m_halo_phi;  // phi
+  std::unique_ptr<solvers::PoissonSolver<Cell>> m_poisson;
+  StepSolves m_solves;
+  // whether this rank's low face along axis a is a wall face the update leaves alone
+  std::array<std::int64_t, 2> m_skip_low{0, 0};
+};
+
+extern template class FlowSolver<double, double>;
+extern template class FlowSolver<float, float>;
+
+}  // namespace mantissa::cfd
