@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """plot_report.py RUN_DIR [-o OUT_DIR]: PNG figures of a mantissa campaign report.
 
-  error_vs_time.png   relative L2 error against the reference over time, per variant
+  error_vs_time.png   relative L2 error against the reference over time, per variant; below it
+                      every surrogate rollout (in-sample and held-out) beside its free baselines
+  rollouts.png        one panel per surrogate rollout: error against predictions since the
+                      hand-over, beside the zero field, persistence and linear extrapolation,
+                      titled with its window and marked when a baseline beats it
   energy_drift.png    energy drift over time, per variant
   tradeoff.png        speed-up against final error (the precision/speed trade-off)
   receivers.png       receiver traces of every variant overlaid on the reference
@@ -30,6 +34,19 @@ def positive(v, floor):
     return np.where(v > 0, v, floor)
 
 
+def _num(values):
+    """JSON nulls (NaN) as NaN."""
+    return np.asarray([np.nan if x is None else x for x in values], dtype=float)
+
+
+def _dt(data, variants):
+    """Physics time per step, from the reference's samples."""
+    ref = data[variants[0]["name"]]
+    if ref["step"].size and ref["step"][-1] > 0:
+        return float(ref["time"][-1]) / float(ref["step"][-1])
+    return 1.0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir")
@@ -48,8 +65,12 @@ def main(argv=None):
     thr = rep["campaign"]["error_threshold"]
     written = []
 
-    # Error against time.
-    fig, ax = plt.subplots(figsize=(8, 5))
+    # Error against time (top); the rollouts beside their baselines (bottom, when there are any).
+    rollouts = [v for v in variants if isinstance(v.get("rollout"), dict) and v["rollout"].get("series")]
+    if rollouts:
+        fig, (ax, axb) = plt.subplots(2, 1, figsize=(8, 9))
+    else:
+        fig, ax = plt.subplots(figsize=(8, 5))
     floor = 1e-17
     for v in variants:
         d = data[v["name"]]
@@ -64,10 +85,64 @@ def main(argv=None):
     ax.set_title(f"{rep['campaign']['physics']}: error against time")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+    if rollouts:
+        dt = _dt(data, variants)
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, v in enumerate(rollouts):
+            ser, col = v["rollout"]["series"], colors[i % len(colors)]
+            t = np.asarray(ser["step"], dtype=float) * dt
+            axb.semilogy(t, positive(_num(ser["surrogate"]), floor), "-", color=col, marker="o", ms=3,
+                         label=f"{v['name']} ({v['rollout']['window']})")
+            for key, ls in (("zero", ":"), ("persistence", "--"), ("linear", "-.")):
+                axb.semilogy(t, positive(_num(ser[key]), floor), ls, color=col, lw=0.8, alpha=0.7)
+        axb.plot([], [], "k:", lw=0.8, label="zero field")
+        axb.plot([], [], "k--", lw=0.8, label="persistence")
+        axb.plot([], [], "k-.", lw=0.8, label="linear extrapolation")
+        axb.set_xlabel("time")
+        axb.set_ylabel("relative L2 error vs reference")
+        axb.set_title("surrogate rollouts (solid) beside the free baselines from the same hand-over state")
+        axb.grid(True, which="both", alpha=0.3)
+        axb.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     written.append(os.path.join(out, "error_vs_time.png"))
     fig.savefig(written[-1], dpi=110)
     plt.close(fig)
+
+    # One panel per rollout: error against predictions, beside the baselines.
+    if rollouts:
+        ncol = 2 if len(rollouts) > 1 else 1
+        nrow = (len(rollouts) + ncol - 1) // ncol
+        fig, axes = plt.subplots(nrow, ncol, figsize=(6.5 * ncol, 3.6 * nrow), squeeze=False)
+        for i, v in enumerate(rollouts):
+            ax = axes[i // ncol, i % ncol]
+            ro, ser = v["rollout"], v["rollout"]["series"]
+            steps = np.asarray(ser["step"], dtype=float) - ro["handover_step"]
+            x, xlab = (steps / ro["stride"], "predictions since the hand-over") if ro.get("stride") else \
+                (steps, "physics steps since the hand-over")
+            # From the first prediction on (after 0 predictions persistence and the surrogate are
+            # exact, which a log axis cannot show).
+            keep = steps > 0
+            x = x[keep]
+            ser = {k: [y for y, m in zip(ser[k], keep) if m] for k in ("surrogate", "zero", "persistence", "linear")}
+            ax.semilogy(x, positive(_num(ser["surrogate"]), floor), "k-", marker="o", ms=3, label="surrogate")
+            ax.semilogy(x, positive(_num(ser["zero"]), floor), ":", label="zero field")
+            ax.semilogy(x, positive(_num(ser["persistence"]), floor), "--", label="persistence")
+            ax.semilogy(x, positive(_num(ser["linear"]), floor), "-.", label="linear extrapolation")
+            beaten = [b for b in ro.get("beaten_at_end_by", []) if b in ("zero", "persistence")]
+            title = f"{v['name']} ({ro['window']}, hand-over at step {ro['handover_step']})"
+            if beaten:
+                title += "\nLOSES to " + " and ".join("zero field" if b == "zero" else b for b in beaten)
+            ax.set_title(title, fontsize=9, color="r" if beaten else "k")
+            ax.set_xlabel(xlab)
+            ax.set_ylabel("relative L2 error")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+        for j in range(len(rollouts), nrow * ncol):
+            axes[j // ncol, j % ncol].axis("off")
+        fig.tight_layout()
+        written.append(os.path.join(out, "rollouts.png"))
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
 
     # Energy drift.
     fig, ax = plt.subplots(figsize=(8, 5))

@@ -1,6 +1,7 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/workflow/Baselines.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,8 +27,8 @@ HostField linear_extrapolation(const HostField& start, const HostField& start_ol
   return out;
 }
 
-RolloutErrors rollout_errors(MPI_Comm comm, const HostField& test, const HostField& ref, const HostField& start,
-                             const HostField& start_old, std::int64_t steps) {
+RolloutErrors rollout_errors(MPI_Comm comm, const HostField& test, const HostField& ref,
+                             const HostField& start, const HostField& start_old, std::int64_t steps) {
   RolloutErrors e;
   e.model = field_error(comm, test, ref).rel_l2;
   HostField zero = start;
@@ -41,7 +42,8 @@ RolloutErrors rollout_errors(MPI_Comm comm, const HostField& test, const HostFie
 
 TimeSplit split_time_window(std::int64_t start, std::int64_t horizon, std::int64_t stride,
                             double heldout_fraction, const char* key) {
-  if (stride < 1) throw Error(std::string(key) + ": the stride " + std::to_string(stride) + " must be at least 1");
+  if (stride < 1)
+    throw Error(std::string(key) + ": the stride " + std::to_string(stride) + " must be at least 1");
   if (!(heldout_fraction > 0.0 && heldout_fraction < 1.0))
     throw Error(std::string(key) + " = " + std::to_string(heldout_fraction) +
                 ": the held-out fraction must be strictly between 0 and 1");
@@ -58,6 +60,35 @@ TimeSplit split_time_window(std::int64_t start, std::int64_t horizon, std::int64
   s.train_end = start + (strides - held) * stride;
   s.heldout_begin = s.train_end;
   s.heldout_end = start + strides * stride;
+  return s;
+}
+
+TimeSplit campaign_time_split(std::int64_t start, std::int64_t horizon, std::int64_t sample_every,
+                              double heldout_fraction, const char* key) {
+  TimeSplit s;
+  s.train_begin = start;
+  s.train_end = horizon;
+  s.heldout_begin = s.heldout_end = horizon;
+  if (heldout_fraction == 0.0) return s;
+  if (!(heldout_fraction > 0.0 && heldout_fraction < 1.0))
+    throw Error(std::string(key) + " = " + std::to_string(heldout_fraction) +
+                ": the held-out fraction must be 0 (none) or strictly between 0 and 1");
+  if (sample_every < 1) throw Error(std::string(key) + ": campaign.sample_every must be at least 1");
+  // Sample steps strictly inside (start, horizon).
+  const std::int64_t first = (start / sample_every + 1) * sample_every;
+  const std::int64_t last = ((horizon - 1) / sample_every) * sample_every;
+  if (first > last || first >= horizon)
+    throw Error(std::string(key) +
+                ": no sample step (a multiple of campaign.sample_every = " + std::to_string(sample_every) +
+                ") lies between campaign.surrogate.start = " + std::to_string(start) + " and the horizon " +
+                std::to_string(horizon) +
+                " to split the window at; a longer run, a smaller sample_every or heldout_fraction 0");
+  const double target = double(start) + (1.0 - heldout_fraction) * double(horizon - start);
+  std::int64_t b = std::int64_t(std::llround(target / double(sample_every))) * sample_every;
+  b = std::min(std::max(b, first), last);
+  s.train_end = b;
+  s.heldout_begin = b;
+  s.heldout_end = horizon;
   return s;
 }
 

@@ -28,8 +28,8 @@ HostField linear_extrapolation(const HostField& start, const HostField& start_ol
 
 // Relative L2 errors of `test` and of the three baselines against `ref`, `steps` physics steps
 // after the hand-over state (start, start_old). Collective over comm.
-RolloutErrors rollout_errors(MPI_Comm comm, const HostField& test, const HostField& ref, const HostField& start,
-                             const HostField& start_old, std::int64_t steps);
+RolloutErrors rollout_errors(MPI_Comm comm, const HostField& test, const HostField& ref,
+                             const HostField& start, const HostField& start_old, std::int64_t steps);
 
 // A time window held out from training: the states from `start` to `horizon` (physics steps,
 // every `stride`) are split so that the first (1 - heldout_fraction) train the surrogate and the
@@ -41,5 +41,14 @@ struct TimeSplit {
 };
 TimeSplit split_time_window(std::int64_t start, std::int64_t horizon, std::int64_t stride,
                             double heldout_fraction, const char* key);
+
+// The campaign's split (campaign.surrogate.heldout_fraction): as split_time_window, but the
+// boundary is a sample step (a multiple of sample_every, which the surrogate's stride divides),
+// so that the reference has a snapshot where the in-sample rollout ends and the held-out one
+// starts. heldout_fraction 0: no split (training and the in-sample rollout cover [start,
+// horizon], heldout_begin = heldout_end = horizon). Throws mantissa::Error naming `key` when no
+// sample step lies strictly between start and horizon.
+TimeSplit campaign_time_split(std::int64_t start, std::int64_t horizon, std::int64_t sample_every,
+                              double heldout_fraction, const char* key);
 
 }  // namespace mantissa::workflow

@@ -1,4 +1,5 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/workflow/Baselines.hpp>
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/CampaignCheckpoint.hpp>
 #include <mantissa/workflow/Signals.hpp>
@@ -97,6 +98,13 @@ void Campaign::validate() const {
     bad("campaign.surrogate.train_steps",
         std::to_string(s.train_steps) + " ends training before campaign.surrogate.start = " +
             std::to_string(s.start) + "; online training uses the reference states from start on");
+  if (s.heldout_fraction > 0.0) {
+    if (s.train_steps >= 0)
+      bad("campaign.surrogate.heldout_fraction",
+          "and campaign.surrogate.train_steps both bound online training; give one of them");
+    (void)campaign_time_split(s.start, horizon, m_cfg.sample_every, s.heldout_fraction,
+                              "deck key 'campaign.surrogate.heldout_fraction'");  // throws if unsplittable
+  }
   if (horizon % m_cfg.sample_every != 0 && horizon != m_cfg.steps)
     bad("campaign.surrogate.horizon",
         "must be a multiple of campaign.sample_every or equal campaign.steps, so that "

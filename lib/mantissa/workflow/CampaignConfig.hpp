@@ -42,6 +42,10 @@ struct SurrogateSpec {
   // on. A surrogate sees only the state, so forcing it cannot see (a seismic source's wavelet
   // in time) belongs to the physics: `start` after the source has faded.
   std::int64_t start = 0;
+  // The held-out time window (Baselines.hpp campaign_time_split): the last fraction of the
+  // window [start, horizon] is not trained on; every rollout precision is then run twice, on
+  // the training window (in-sample) and from the split to the horizon (held-out). 0: none.
+  double heldout_fraction = 0.0;
   HybridSpec hybrid;
 };
 

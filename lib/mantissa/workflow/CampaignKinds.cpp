@@ -34,6 +34,13 @@ std::vector<PhaseSpec> precision_campaign_plan(const CampaignConfig& cfg, const 
     const std::string name = "surrogate-" + std::string(to_string(p));
     out.push_back({"rollout", name, PrecisionSet{{role::storage, p}, {role::compute, p}}, "surrogate"});
   }
+  // The same rollouts on the held-out window (campaign.surrogate.heldout_fraction).
+  if (s.heldout_fraction > 0.0)
+    for (const auto p : s.rollout) {
+      const std::string name = "surrogate-" + std::string(to_string(p)) + "-heldout";
+      out.push_back(
+          {"rollout-heldout", name, PrecisionSet{{role::storage, p}, {role::compute, p}}, "surrogate"});
+    }
   if (s.hybrid.enabled) {
     const auto p = s.hybrid.precision;
     const std::string name = "hybrid-" + std::string(to_string(p));
@@ -49,6 +56,8 @@ const CampaignKinds& CampaignKinds::builtin() {
     c.add_phase("physics", [](const PhaseSpec& s) { return std::make_unique<PhysicsPhase>(s, false); });
     c.add_phase("training", [](const PhaseSpec& s) { return std::make_unique<TrainingPhase>(s); });
     c.add_phase("rollout", [](const PhaseSpec& s) { return std::make_unique<RolloutPhase>(s); });
+    c.add_phase("rollout-heldout",
+                [](const PhaseSpec& s) { return std::make_unique<RolloutPhase>(s, RolloutWindow::heldout); });
     c.add_phase("hybrid", [](const PhaseSpec& s) { return std::make_unique<HybridPhase>(s); });
     c.add_campaign("precision", precision_campaign_plan);
     return c;

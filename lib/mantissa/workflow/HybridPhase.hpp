@@ -8,7 +8,7 @@ namespace mantissa::workflow {
 
 class HybridPhase : public RolloutPhase {
  public:
-  using RolloutPhase::RolloutPhase;
+  explicit HybridPhase(PhaseSpec spec) : RolloutPhase(std::move(spec), RolloutWindow::whole_run) {}
 
  protected:
   std::string describe_extra(const PhaseContext& ctx) const override;

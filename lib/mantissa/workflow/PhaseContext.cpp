@@ -98,6 +98,13 @@ SurrogateModel& PhaseContext::surrogate() {
   return *m_surrogate;
 }
 
+TimeSplit PhaseContext::surrogate_split() const {
+  const auto& s = m_cfg.surrogate;
+  const std::int64_t horizon = s.horizon < 0 ? m_cfg.steps : s.horizon;
+  return campaign_time_split(s.start, horizon, m_cfg.sample_every, s.heldout_fraction,
+                             "deck key 'campaign.surrogate.heldout_fraction'");
+}
+
 std::string PhaseContext::trained_path() const {
   return m_dir + "/surrogate-trained";
 }
@@ -247,7 +254,8 @@ void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment,
   }
   const auto& s = m_cfg.surrogate;
   if (is_ref && experiment == 0 && s.enabled && s.training == "online" && step % surrogate().stride() == 0 &&
-      step >= s.start && (s.train_steps < 0 || step <= s.train_steps)) {
+      step >= s.start && (s.train_steps < 0 || step <= s.train_steps) &&
+      step <= surrogate_split().train_end) {
     std::vector<HostField> sample;
     for (const auto& f : model.state())
       sample.push_back(to_host(f.field, "mantissa::workflow::PhaseContext::train_sample"));

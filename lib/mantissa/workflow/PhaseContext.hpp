@@ -9,6 +9,7 @@
 // against the reference, diagnostics, the recorder's probes), finish a variant (summary
 // numbers, snapshot), fail it, checkpoint, poll for a stop.
 #include <mantissa/core/Progress.hpp>
+#include <mantissa/workflow/Baselines.hpp>
 #include <mantissa/workflow/CampaignConfig.hpp>
 #include <mantissa/workflow/Machine.hpp>
 #include <mantissa/workflow/Metrics.hpp>
@@ -106,6 +107,8 @@ class PhaseContext {
   const std::string& surrogate_description() const { return m_surrogate_description; }
   void set_surrogate_description(std::string d) { m_surrogate_description = std::move(d); }
   std::string trained_path() const;  // the trained surrogate's files in the run directory
+  // The surrogate's training and held-out windows (campaign.surrogate.heldout_fraction).
+  TimeSplit surrogate_split() const;
   // Notes the physics' probes, time step and experiments for the report (every phase calls it
   // with the model it builds).
   void note_model(const PhysicsModel& model);

@@ -1,5 +1,6 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/RolloutReport.hpp>
 #include <mantissa/workflow/detail/H5.hpp>
 
 #include <chrono>
@@ -218,6 +219,7 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
     }
     j.end_object();
     j.value("start_step", cfg.surrogate.start);
+    evaluation_json(j.writer(), cfg);  // the training and held-out windows (RolloutReport.hpp)
   }
   j.end_object();
 
@@ -276,6 +278,7 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
       }
       j.end_array().end_object();
     }
+    rollout_json(j.writer(), r);  // surrogate and hybrid: window and baselines (RolloutReport.hpp)
     j.end_object();
   }
   j.end_array();
@@ -339,31 +342,17 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
     if (cfg.surrogate.start > 0)
       os << "\nThe physics runs steps 0 to " << cfg.surrogate.start
          << " in every rollout and in the hybrid (campaign.surrogate.start); the surrogate takes over there"
-         << (t.mode == "online" ? " and trained on the reference states from there on" : "") << ".\n";
+         << (t.mode == "online" ? " and trained on the reference states from there on" : "")
+         << (cfg.surrogate.heldout_fraction > 0.0
+                 ? " (to the split; the held-out rollouts hand over at the split)"
+                 : "")
+         << ".\n";
     if (std::isfinite(t.one_step_rel_l2))
       os << "\nOne-step error (one prediction from each of " << t.one_step_pairs << " reference states, "
          << t.one_step_precision << "): rel. L2 " << num(t.one_step_rel_l2)
          << ". A rollout compounds it once per prediction.\n";
-    // How the rollout error grows with the number of predictions (the sample steps after the
-    // hand-over to the surrogate; the whole series is in report.h5).
-    bool any_rollout = false;
-    for (const auto& r : res) any_rollout = any_rollout || (r.kind == "surrogate" && r.surrogate_steps > 0);
-    if (any_rollout) os << "\nRollout error (rel. L2) after n predictions:\n";
-    for (const auto& r : res) {
-      if (r.kind != "surrogate" || r.surrogate_steps < 1) continue;
-      const std::int64_t stride = (r.steps_done - r.physics_steps) / r.surrogate_steps;
-      std::ostringstream row;
-      std::int64_t shown = 0;
-      for (std::size_t i = 0; i < r.steps.size(); ++i) {
-        const std::int64_t n = stride > 0 ? (r.steps[i] - cfg.surrogate.start) / stride : 0;
-        // The first sample, then about every doubling of the prediction count, and the last.
-        if (n < 1 || (n < 2 * shown && i + 1 < r.steps.size())) continue;
-        row << (shown > 0 ? ", " : "") << n << ": " << num(r.rel_l2[i]);
-        shown = n;
-      }
-      if (shown > 0) os << "\n- " << r.name << ": " << row.str();
-    }
-    if (any_rollout) os << "\n";
+    // The rollouts' error beside the free baselines, in-sample and held out (RolloutReport.hpp).
+    os << rollout_md(cfg, res);
     for (const auto& r : res) {
       if (r.kind != "hybrid") continue;
       os << "\n### Hybrid " << r.name << ": " << r.handovers.size() << " hand-over(s), " << r.surrogate_steps

@@ -91,6 +91,15 @@ struct VariantResult {
   // Hybrid.
   std::vector<HandOver> handovers;
 
+  // Surrogate rollouts and the hybrid (RolloutPhase, Baselines.hpp): the window the rollout is
+  // scored on ("in-sample": the states the surrogate trained on; "held-out": states it never
+  // trained on; "whole run": the hybrid), the step where the physics handed the state to the
+  // surrogate, and the three free baselines from that hand-over state, scored as rel_l2 is, at
+  // the same samples (NaN before the hand-over).
+  std::string window;
+  std::int64_t handover_step = -1;
+  std::vector<double> baseline_zero, baseline_persistence, baseline_linear;
+
   // The metric's value; NaN when the recorder did not set it.
   double metric(const std::string& n) const {
     for (const auto& m : metrics)
@@ -195,6 +204,11 @@ void serialize(Archive& a, VariantResult& r) {
   a("energy_joules", r.energy_joules);
   a.list("handovers", r.handovers);
   a.list("extra_shots", r.extra_experiments);
+  a("window", r.window);
+  a("handover_step", r.handover_step);
+  a("baseline_zero", r.baseline_zero);
+  a("baseline_persistence", r.baseline_persistence);
+  a("baseline_linear", r.baseline_linear);
 }
 
 template <class Archive>

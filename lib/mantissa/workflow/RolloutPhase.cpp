@@ -2,6 +2,7 @@
 // campaign.surrogate.start, the surrogate steps from there to the horizon, every step recorded
 // against the reference as a physics variant is. HybridPhase (HybridPhase.cpp) adds its error
 // indicator through the after_prediction() hook.
+#include <mantissa/workflow/Baselines.hpp>
 #include <mantissa/workflow/RolloutPhase.hpp>
 
 #include <cmath>
@@ -13,6 +14,18 @@ namespace {
 // Cursor keys (Cursor::phase_state) of a rollout.
 constexpr const char* k_physics_left = "physics_left";  // physics steps before the surrogate (re)takes over
 }  // namespace
+
+const char* to_string(RolloutWindow w) {
+  switch (w) {
+    case RolloutWindow::in_sample:
+      return "in-sample";
+    case RolloutWindow::heldout:
+      return "held-out";
+    case RolloutWindow::whole_run:
+      return "whole run";
+  }
+  return "";
+}
 
 std::string RolloutPhase::describe_extra(const PhaseContext& /*ctx*/) const {
   return "";
@@ -43,10 +56,28 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
   const std::int64_t horizon = cfg.surrogate.horizon < 0 ? cfg.steps : cfg.surrogate.horizon;
   r.precision_support = sur.precision_support(precision);
   r.description = sur.describe();
-  const std::int64_t start = cfg.surrogate.start;
+  // The window this rollout is scored on: the physics hands over at `start`, the rollout ends
+  // at `end` (both sample steps or the horizon, so the reference has snapshots there).
+  const TimeSplit split = ctx.surrogate_split();
+  std::int64_t start = cfg.surrogate.start, end = horizon;
+  if (m_window == RolloutWindow::in_sample) end = split.train_end;
+  if (m_window == RolloutWindow::heldout) {
+    start = split.heldout_begin;
+    end = split.heldout_end;
+  }
+  r.window = to_string(m_window);
+  r.handover_step = start;
   if (start > 0)
     r.description += "; the physics (" + std::string(to_string(cfg.reference_precision)) +
                      ") runs steps 0 to " + std::to_string(start) + ", the surrogate from there";
+  if (m_window == RolloutWindow::heldout)
+    r.description += "; held out: scored on steps " + std::to_string(start) + " to " + std::to_string(end) +
+                     ", which training never saw (it trained on steps " + std::to_string(split.train_begin) +
+                     " to " + std::to_string(split.train_end) + ")";
+  else if (cfg.surrogate.training == "online")
+    r.description += std::string("; ") + (m_window == RolloutWindow::in_sample ? "in-sample" : "whole run") +
+                     ": trained on steps " + std::to_string(split.train_begin) + " to " +
+                     std::to_string(split.train_end);
   r.description += describe_extra(ctx);
   {
     // Untimed warm-up of the physics and the surrogate in this precision (see the physics
@@ -71,7 +102,43 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
   r.time.setup += setup.stop();
   ctx.log(std::string(resumed ? "resuming " : "running ") + r.name);
   r.status = r.status == "failed" ? r.status : "running";
-  auto record = [&](std::int64_t step) { ctx.record(r, *physics, 0, step, trace_stride, horizon, false); };
+  // The free baselines (Baselines.hpp) predict from the hand-over state: its primary field h0
+  // and the primary field one physics step before it, h0_old (the lead-in's last stride is split
+  // to take it; without a lead-in h0_old = h0, and linear extrapolation is persistence). After a
+  // resume they are not known (NaN): a rollout repeats from its start on resume anyway.
+  HostField h0, h0_old;
+  bool have_h0 = false;
+  r.baseline_zero.clear();
+  r.baseline_persistence.clear();
+  r.baseline_linear.clear();
+  auto primary = [&]() {
+    return to_host(physics->state()[0].field, "mantissa::workflow::RolloutPhase::baseline");
+  };
+  if (!resumed && start == 0) {
+    h0 = primary();
+    h0_old = h0;
+    have_h0 = true;
+  }
+  auto record = [&](std::int64_t step) {
+    ctx.record(r, *physics, 0, step, trace_stride, end, false);
+    if (r.steps.size() <= r.baseline_zero.size()) return;  // no sample taken at this step
+    PhaseTimer sb("campaign::baselines");
+    double zero = std::nan(""), persistence = zero, linear = zero;
+    if (have_h0 && step >= start) {
+      const HostField& ref = ctx.reference_store().snapshots.at(step);
+      const auto e = rollout_errors(ctx.comm(), ref, ref, h0, h0_old, step - start);
+      zero = e.zero;
+      persistence = e.persistence;
+      linear = e.linear;
+    }
+    r.baseline_zero.resize(r.steps.size() - 1, std::nan(""));
+    r.baseline_persistence.resize(r.steps.size() - 1, std::nan(""));
+    r.baseline_linear.resize(r.steps.size() - 1, std::nan(""));
+    r.baseline_zero.push_back(zero);
+    r.baseline_persistence.push_back(persistence);
+    r.baseline_linear.push_back(linear);
+    r.time.analysis += sb.stop();
+  };
   if (!resumed) {
     record(0);
     // The physics leads in to `start` through the hand-back branch below (as after a hybrid
@@ -82,8 +149,8 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
   const double dt = physics->dt();
   std::int64_t step = cur.step;
   bool stopped = false;
-  auto progress = ctx.progress(r.name, horizon);
-  while (r.status != "failed" && step < horizon) {
+  auto progress = ctx.progress(r.name, end);
+  while (r.status != "failed" && step < end) {
     std::int64_t& physics_left = cur.phase_state[k_physics_left];
     if (ctx.stop_requested()) {
       if (physics_left > 0) s = physics->state();
@@ -94,8 +161,18 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
     }
     if (physics_left > 0) {
       PhaseTimer sw("campaign::rollout_physics");
-      physics->step(stride);
-      r.time.steps += sw.stop();
+      if (!have_h0 && physics_left == stride && !resumed) {
+        // The last lead-in stride: one step short of the hand-over, keep the primary field.
+        if (stride > 1) physics->step(stride - 1);
+        sw.stop();
+        h0_old = primary();
+        PhaseTimer sw1("campaign::rollout_physics");
+        physics->step(1);
+        r.time.steps += sw.stop() + sw1.stop();
+      } else {
+        physics->step(stride);
+        r.time.steps += sw.stop();
+      }
       r.physics_steps += stride;
       physics_left -= stride;
       step += stride;
@@ -103,6 +180,10 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
         PhaseTimer sw2("campaign::hand_back");
         s = physics->state();  // hand the state back to the surrogate
         r.time.steps += sw2.stop();
+        if (!have_h0 && !resumed) {
+          h0 = to_host(s[0].field, "mantissa::workflow::RolloutPhase::baseline");
+          have_h0 = true;
+        }
       }
     } else {
       // One surrogate step per call so that every sample and probe step is seen (an

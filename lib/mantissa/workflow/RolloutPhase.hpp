@@ -6,12 +6,21 @@
 #include <mantissa/workflow/PhaseContext.hpp>
 
 #include <string>
+#include <utility>
 
 namespace mantissa::workflow {
 
+// What a rollout is scored on (campaign.surrogate.heldout_fraction, PhaseContext::surrogate_split):
+// in_sample: from campaign.surrogate.start to the end of the training window (the horizon when
+// nothing is held out); heldout: from the end of the training window to the horizon, on states
+// the surrogate never trained on; whole_run: from start to the horizon (the hybrid).
+enum class RolloutWindow { in_sample, heldout, whole_run };
+const char* to_string(RolloutWindow w);
+
 class RolloutPhase : public Phase {
  public:
-  using Phase::Phase;
+  explicit RolloutPhase(PhaseSpec spec, RolloutWindow window = RolloutWindow::in_sample)
+      : Phase(std::move(spec)), m_window(window) {}
   bool resumes_mid_phase() const override { return false; }
   bool run(PhaseContext& ctx, bool resumed) override;
 
@@ -22,6 +31,9 @@ class RolloutPhase : public Phase {
   // hybrid's indicator; may set the cursor's "physics_left" to hand the state to the physics.
   virtual void after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsModel& physics, State& s,
                                 std::int64_t step);
+
+ private:
+  RolloutWindow m_window;
 };
 
 }  // namespace mantissa::workflow

@@ -116,6 +116,11 @@ void register_schema(Schema& s, const Registry& registry) {
       "sources have faded (a surrogate sees the state only, not a source's wavelet in time); a multiple "
       "of the surrogate's stride",
       0, 0, imax);
+  s.real("campaign.surrogate.heldout_fraction",
+         "fraction of the surrogate's window [start, horizon] held out from online training (split at a "
+         "sample step); every rollout is then also run from the split to the horizon and scored there, on "
+         "states it never trained on (report: held-out); 0: none, the rollouts are in-sample only",
+         0.0, 0.0, 0.95);
   s.section("campaign.surrogate.hybrid",
             "Surrogate and physics taking turns: an error indicator hands the state back to the physics.");
   s.boolean("campaign.surrogate.hybrid.enabled", "run the hybrid mode", false);
@@ -172,6 +177,7 @@ CampaignConfig config_from_deck(const Deck& deck) {
     s.rollout.push_back(parse_precision(p, "campaign.surrogate.rollout"));
   s.horizon = deck.get_int("campaign.surrogate.horizon");
   s.start = deck.get_int("campaign.surrogate.start");
+  s.heldout_fraction = deck.get_real("campaign.surrogate.heldout_fraction");
   auto& h = s.hybrid;
   h.enabled = deck.get_bool("campaign.surrogate.hybrid.enabled");
   h.precision = parse_precision(deck.get_string("campaign.surrogate.hybrid.precision"),

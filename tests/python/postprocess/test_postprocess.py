@@ -35,6 +35,10 @@ def main():
         assert r.returncode == 0, "plot_report.py failed"
         for f in ("error_vs_time.png", "energy_drift.png", "tradeoff.png", "receivers.png", "snapshots.png"):
             check_png(os.path.join(out, f))
+        import json
+        rep = json.load(open(os.path.join(run_dir, "report.json")))
+        if any(isinstance(v.get("rollout"), dict) for v in rep["variants"]):
+            check_png(os.path.join(out, "rollouts.png"))  # the rollouts beside their baselines
         bad = run([os.path.join(pp, "plot_report.py"), out])  # a directory without a report
         assert bad.returncode != 0 and "report.json" in bad.stderr and "Traceback" not in bad.stderr
     else:

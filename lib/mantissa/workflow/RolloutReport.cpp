@@ -1,0 +1,211 @@
+#include <mantissa/workflow/RolloutReport.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace mantissa::workflow {
+
+namespace {
+
+std::string num(double v, int prec = 3) {
+  if (std::isnan(v)) return "n/a";
+  std::ostringstream os;
+  os.precision(prec);
+  os << v;
+  return os.str();
+}
+
+bool is_rollout(const VariantResult& r) {
+  return (r.kind == "surrogate" || r.kind == "hybrid") && r.handover_step >= 0;
+}
+
+std::vector<std::string> beaten(const BaselineRow& b) {
+  std::vector<std::string> out;
+  if (!std::isfinite(b.model)) return {"zero", "persistence", "linear"};  // it blew up
+  if (b.zero < b.model) out.push_back("zero");
+  if (b.persistence < b.model) out.push_back("persistence");
+  if (b.linear < b.model) out.push_back("linear");
+  return out;
+}
+
+void row_json(json::Writer& w, const char* key, const BaselineRow& b) {
+  w.key(key).begin_object();
+  w.field("surrogate", b.model)
+      .field("zero", b.zero)
+      .field("persistence", b.persistence)
+      .field("linear", b.linear);
+  w.end_object();
+}
+
+std::string verdict(const std::vector<std::string>& beaten_by) {
+  bool zero = false, persistence = false;
+  for (const auto& b : beaten_by) {
+    zero = zero || b == "zero";
+    persistence = persistence || b == "persistence";
+  }
+  if (zero && persistence) return "**loses to zero field and persistence**";
+  if (zero) return "**loses to the zero field**";
+  if (persistence) return "**loses to persistence**";
+  return "beats zero field and persistence";
+}
+
+}  // namespace
+
+RolloutScore rollout_score(const VariantResult& r) {
+  RolloutScore s;
+  if (!is_rollout(r) || r.baseline_zero.size() != r.steps.size() || r.steps.empty()) return s;
+  if (r.kind == "surrogate" && r.surrogate_steps > 0)
+    s.stride = (r.steps_done - r.physics_steps) / r.surrogate_steps;
+  const std::size_t last = r.steps.size() - 1;
+  if (r.steps[last] <= r.handover_step) return s;
+  s.valid = true;
+  s.end_step = r.steps[last];
+  s.end_predictions = s.stride > 0 ? (s.end_step - r.handover_step) / s.stride : 0;
+  s.end = {r.rel_l2[last], r.baseline_zero[last], r.baseline_persistence[last], r.baseline_linear[last]};
+  if (r.status == "failed") s.end.model = std::nan("");
+  BaselineRow sum{0.0, 0.0, 0.0, 0.0};
+  for (std::size_t i = 0; i < r.steps.size() && s.stride > 0; ++i) {
+    const std::int64_t n = (r.steps[i] - r.handover_step) / s.stride;
+    if (r.steps[i] < r.handover_step || n < score_window_first || n > score_window_last) continue;
+    sum.model += r.rel_l2[i];
+    sum.zero += r.baseline_zero[i];
+    sum.persistence += r.baseline_persistence[i];
+    sum.linear += r.baseline_linear[i];
+    ++s.mean_samples;
+  }
+  const double c = double(s.mean_samples);
+  const double nan = std::nan("");
+  s.mean_13_30 = s.mean_samples > 0
+                     ? BaselineRow{sum.model / c, sum.zero / c, sum.persistence / c, sum.linear / c}
+                     : BaselineRow{nan, nan, nan, nan};
+  s.beaten_at_end = beaten(s.end);
+  if (s.mean_samples > 0) s.beaten_13_30 = beaten(s.mean_13_30);
+  return s;
+}
+
+void rollout_json(json::Writer& w, const VariantResult& r) {
+  if (!is_rollout(r)) return;
+  const auto s = rollout_score(r);
+  w.key("rollout").begin_object();
+  w.field("window", r.window).field("handover_step", r.handover_step);
+  if (s.stride > 0)
+    w.field("stride", s.stride);
+  else
+    w.key("stride").null();
+  if (!s.valid) {
+    w.key("end").null().key("mean_13_30").null();
+    w.end_object();
+    return;
+  }
+  w.field("end_step", s.end_step).field("end_predictions", s.end_predictions);
+  row_json(w, "end", s.end);
+  w.field("beaten_at_end_by", s.beaten_at_end);
+  if (s.mean_samples > 0) {
+    row_json(w, "mean_13_30", s.mean_13_30);
+    w.field("mean_13_30_samples", s.mean_samples);
+    w.field("beaten_13_30_by", s.beaten_13_30);
+  } else {
+    w.key("mean_13_30").null();
+  }
+  // The series from the hand-over on (report.h5 has every sample).
+  std::vector<std::int64_t> steps;
+  std::vector<double> model, zero, persistence, linear;
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    if (r.steps[i] < r.handover_step) continue;
+    steps.push_back(r.steps[i]);
+    model.push_back(r.rel_l2[i]);
+    zero.push_back(r.baseline_zero[i]);
+    persistence.push_back(r.baseline_persistence[i]);
+    linear.push_back(r.baseline_linear[i]);
+  }
+  w.key("series").begin_object();
+  w.field("step", steps).field("surrogate", model).field("zero", zero).field("persistence", persistence);
+  w.field("linear", linear);
+  w.end_object();
+  w.end_object();
+}
+
+void evaluation_json(json::Writer& w, const CampaignConfig& cfg) {
+  const auto& s = cfg.surrogate;
+  const std::int64_t horizon = s.horizon < 0 ? cfg.steps : s.horizon;
+  const auto split = campaign_time_split(s.start, horizon, cfg.sample_every, s.heldout_fraction,
+                                         "campaign.surrogate.heldout_fraction");
+  w.key("evaluation").begin_object();
+  w.field("heldout_fraction", s.heldout_fraction);
+  w.key("train_steps").begin_array().value(split.train_begin).value(split.train_end).end_array();
+  if (split.heldout_end > split.heldout_begin)
+    w.key("heldout_steps").begin_array().value(split.heldout_begin).value(split.heldout_end).end_array();
+  else
+    w.key("heldout_steps").null();
+  w.field("in_sample_only", !(split.heldout_end > split.heldout_begin));
+  w.field("baselines", std::vector<std::string>{"zero", "persistence", "linear"});
+  w.end_object();
+}
+
+std::string rollout_md(const CampaignConfig& cfg, const std::vector<VariantResult>& results) {
+  std::ostringstream os;
+  bool any = false;
+  for (const auto& r : results) any = any || rollout_score(r).valid;
+  if (!any) return "";
+  const auto& sp = cfg.surrogate;
+  const std::int64_t horizon = sp.horizon < 0 ? cfg.steps : sp.horizon;
+  const auto split = campaign_time_split(sp.start, horizon, cfg.sample_every, sp.heldout_fraction,
+                                         "campaign.surrogate.heldout_fraction");
+  os << "\n### Rollouts beside the free baselines\n\n";
+  if (split.heldout_end > split.heldout_begin)
+    os << "Online training used the reference states of steps " << split.train_begin << " to "
+       << split.train_end << "; the in-sample rollouts are scored there, the held-out ones from step "
+       << split.heldout_begin << " to " << split.heldout_end
+       << ", on states training never saw (campaign.surrogate.heldout_fraction " << num(sp.heldout_fraction)
+       << ").";
+  else
+    os << "**In-sample only**: every rollout is scored on the trajectory the surrogate trained on "
+          "(campaign.surrogate.heldout_fraction is 0); these numbers say nothing about states it has not "
+          "seen.";
+  os << " Relative L2 error of the primary field against the reference, beside three predictions that cost "
+        "nothing, from the same hand-over state: the zero field, persistence (the hand-over state held) "
+        "and linear extrapolation (its rate of change over the last physics step). n: surrogate "
+        "predictions since the hand-over.\n\n";
+  os << "| variant | window | hand-over | n at end | surrogate | zero | persistence | linear | at the end | "
+        "mean "
+        "n = 13-30: surrogate / zero / persistence / linear |\n";
+  os << "|---|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& r : results) {
+    const auto s = rollout_score(r);
+    if (!s.valid) continue;
+    os << "| " << r.name << " | " << r.window << " | " << r.handover_step << " | "
+       << (s.end_predictions > 0 ? std::to_string(s.end_predictions) : std::string("-")) << " | "
+       << num(s.end.model) << " | " << num(s.end.zero) << " | " << num(s.end.persistence) << " | "
+       << num(s.end.linear) << " | " << verdict(s.beaten_at_end) << " | ";
+    if (s.mean_samples > 0)
+      os << num(s.mean_13_30.model) << " / " << num(s.mean_13_30.zero) << " / "
+         << num(s.mean_13_30.persistence) << " / " << num(s.mean_13_30.linear) << " ("
+         << verdict(s.beaten_13_30) << ")";
+    else
+      os << "n/a";
+    os << " |\n";
+  }
+  // Per rollout: the error after n predictions beside the baselines (about every doubling of n).
+  os << "\nRel. L2 after n predictions: surrogate (zero / persistence / linear); every sample is in "
+        "report.h5 "
+        "and report.json (`rollout.series`).\n\n";
+  for (const auto& r : results) {
+    const auto s = rollout_score(r);
+    if (!s.valid || s.stride <= 0) continue;
+    os << "- " << r.name << " (" << r.window << ")";
+    std::int64_t shown = 0;
+    for (std::size_t i = 0; i < r.steps.size(); ++i) {
+      if (r.steps[i] < r.handover_step) continue;
+      const std::int64_t n = (r.steps[i] - r.handover_step) / s.stride;
+      if (n < 1 || (n < 2 * shown && i + 1 < r.steps.size())) continue;
+      os << (shown > 0 ? "; " : ": ") << "n = " << n << ": " << num(r.rel_l2[i]) << " ("
+         << num(r.baseline_zero[i]) << " / " << num(r.baseline_persistence[i]) << " / "
+         << num(r.baseline_linear[i]) << ")";
+      shown = n;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace mantissa::workflow

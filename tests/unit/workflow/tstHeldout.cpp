@@ -1,0 +1,245 @@
+// The held-out evaluation of the campaign's surrogate (issue 12) with the test physics and
+// surrogate of TestModels.hpp, at 1, 2 and 3 ranks: campaign.surrogate.heldout_fraction splits
+// the surrogate's window, training sees only its first part, every rollout precision runs once
+// in-sample and once held out, and each rollout carries the three free baselines from its own
+// hand-over state (the zero field scores 1, persistence 0 after 0 predictions), checked here
+// against fields computed independently from the physics, and written to report.json/report.md.
+#include "TestModels.hpp"
+
+#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/RolloutReport.hpp>
+#include <mantissa/workflow/RunDirectory.hpp>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace mw = mantissa::workflow;
+namespace fs = std::filesystem;
+using mantissa::Precision;
+
+namespace {
+
+int rank_of_world() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+std::string scratch(const std::string& name) {
+  long pid = static_cast<long>(getpid());
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string path =
+      (fs::temp_directory_path() / ("mantissa-heldout-" + std::to_string(pid) + "-" + name)).string();
+  if (rank_of_world() == 0) fs::remove_all(path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return path;
+}
+
+mantissa::Grid grid() {
+  mantissa::Grid g;
+  g.dim = 2;
+  g.n = {32, 24, 1};
+  g.periodic = {true, true, false};
+  return g;
+}
+
+mw::CampaignConfig config() {
+  mw::CampaignConfig c;
+  c.physics = "testwave";
+  c.steps = 60;
+  c.sample_every = 10;
+  c.error_threshold = 1e-3;
+  c.surrogate.enabled = true;
+  c.surrogate.model = "linear";
+  c.surrogate.rollout = {Precision::fp64};
+  c.surrogate.start = 20;
+  // Window [20, 60]: 0.25 of it held out puts the split at step 50 (a sample step).
+  c.surrogate.heldout_fraction = 0.25;
+  c.deck_hash = "test";
+  return c;
+}
+
+struct Run {
+  std::vector<mw::VariantResult> results;
+  mw::TrainingResult training;
+};
+
+Run run(const mw::CampaignConfig& cfg, const mw::Registry& reg, const std::string& dir) {
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::overwrite);
+  rd.commit();
+  mw::Campaign c(cfg, reg, {nullptr, &decomp}, dir, false);
+  EXPECT_EQ(c.run(), mw::Campaign::Outcome::finished);
+  mw::ReportInfo info;
+  info.machine = mw::machine_info(MPI_COMM_WORLD);
+  mw::write_report(c, info, dir);
+  return {c.results(), c.training()};
+}
+
+const mw::VariantResult& by_name(const Run& r, const std::string& name) {
+  for (const auto& v : r.results)
+    if (v.name == name) return v;
+  throw std::runtime_error("no variant " + name);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The reference's primary field and the one before it at `step`, from the physics directly.
+struct Fields {
+  mw::HostField p, p_prev;
+};
+Fields reference_at(const mantissa::Decomposition& d, std::int64_t step) {
+  mw::test::TestWave<double> w(d, {});
+  w.initialize();
+  w.step(step);
+  const auto st = w.state();
+  return {mw::to_host(st[0].field, "test::p"), mw::to_host(st[1].field, "test::p_prev")};
+}
+
+}  // namespace
+
+TEST(WorkflowHeldout, TrainsOnTheFirstPartAndScoresBothWindowsBesideTheBaselines) {
+  // g off by 0.05: the surrogate is wrong by a known, visible amount per step.
+  const auto reg = mw::test::test_registry({}, -1, 0.05);
+  const std::string dir = scratch("split");
+  const auto r = run(config(), reg, dir);
+  EXPECT_EQ(r.training.samples, 31);  // reference states 20, 21, ..., 50; none of 51..60
+  const auto& in = by_name(r, "surrogate-fp64");
+  const auto& out = by_name(r, "surrogate-fp64-heldout");
+  EXPECT_EQ(in.window, "in-sample");
+  EXPECT_EQ(out.window, "held-out");
+  EXPECT_EQ(in.handover_step, 20);
+  EXPECT_EQ(out.handover_step, 50);
+  ASSERT_EQ(in.status, "ok");
+  ASSERT_EQ(out.status, "ok");
+  // In-sample ends where training ends; the held-out rollout runs from there to the horizon.
+  EXPECT_EQ(in.steps.back(), 50);
+  EXPECT_EQ(in.surrogate_steps, 30);
+  EXPECT_EQ(out.steps.back(), 60);
+  EXPECT_EQ(out.surrogate_steps, 10);
+  EXPECT_EQ(out.physics_steps, 50);
+  for (const auto* v : {&in, &out}) {
+    ASSERT_EQ(v->baseline_zero.size(), v->steps.size()) << v->name;
+    ASSERT_EQ(v->baseline_persistence.size(), v->steps.size()) << v->name;
+    ASSERT_EQ(v->baseline_linear.size(), v->steps.size()) << v->name;
+    for (std::size_t i = 0; i < v->steps.size(); ++i) {
+      const auto s = v->steps[i];
+      if (s < v->handover_step) {
+        EXPECT_TRUE(std::isnan(v->baseline_zero[i])) << v->name << " step " << s;
+        continue;
+      }
+      // The zero field's error is 1 against any non-zero reference.
+      EXPECT_DOUBLE_EQ(v->baseline_zero[i], 1.0) << v->name << " step " << s;
+      if (s == v->handover_step) {
+        // 0 predictions: the hand-over state is the reference's; persistence and linear
+        // extrapolation over 0 steps are that state, exactly.
+        EXPECT_EQ(v->baseline_persistence[i], 0.0) << v->name;
+        EXPECT_EQ(v->baseline_linear[i], 0.0) << v->name;
+        EXPECT_EQ(v->rel_l2[i], 0.0) << v->name;
+      } else {
+        EXPECT_GT(v->baseline_persistence[i], 1e-3) << v->name << " step " << s;
+        EXPECT_GT(v->rel_l2[i], 1e-4) << v->name << " step " << s;
+      }
+    }
+  }
+  // The held-out baselines at step 60, computed independently from the physics: persistence
+  // is the state at 50 against the state at 60; linear extrapolation p50 + 10 (p50 - p49).
+  {
+    mantissa::Decomposition d(MPI_COMM_WORLD, grid());
+    const auto at50 = reference_at(d, 50);
+    const auto at60 = reference_at(d, 60);
+    mw::HostField lin = at50.p;
+    lin.view = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace>(
+        "test::lin", at50.p.view.extent(0), at50.p.view.extent(1), at50.p.view.extent(2));
+    for (std::size_t k = 0; k < lin.view.extent(0); ++k)
+      for (std::size_t j = 0; j < lin.view.extent(1); ++j)
+        for (std::size_t i = 0; i < lin.view.extent(2); ++i)
+          lin.view(k, j, i) =
+              at50.p.view(k, j, i) + 10.0 * (at50.p.view(k, j, i) - at50.p_prev.view(k, j, i));
+    const double persistence = mw::field_error(MPI_COMM_WORLD, at50.p, at60.p).rel_l2;
+    const double linear = mw::field_error(MPI_COMM_WORLD, lin, at60.p).rel_l2;
+    EXPECT_DOUBLE_EQ(out.baseline_persistence.back(), persistence);
+    EXPECT_DOUBLE_EQ(out.baseline_linear.back(), linear);
+    EXPECT_GT(persistence, 1e-2);
+  }
+  // The score: a surrogate 20 % off in its Laplacian coefficient against baselines; the
+  // report's verdict lists the baselines with a lower error.
+  const auto sc = mw::rollout_score(out);
+  ASSERT_TRUE(sc.valid);
+  EXPECT_EQ(sc.stride, 1);
+  EXPECT_EQ(sc.end_predictions, 10);
+  EXPECT_EQ(sc.end.model, out.final_rel_l2);
+  EXPECT_EQ(sc.mean_samples, 0);  // samples after 13-30 predictions: none in 10
+  const auto si = mw::rollout_score(in);
+  EXPECT_EQ(si.end_predictions, 30);
+  EXPECT_EQ(si.mean_samples, 2);  // after 20 and 30 predictions (samples at steps 40 and 50)
+  for (const auto& b : sc.beaten_at_end) EXPECT_TRUE(b == "zero" || b == "persistence" || b == "linear") << b;
+  // Files: report.json has the evaluation windows and every rollout's baselines; report.md the
+  // table with the held-out rows.
+  if (rank_of_world() == 0) {
+    const auto json = slurp(dir + "/report.json");
+    for (const char* key :
+         {"\"evaluation\"", "\"heldout_fraction\": 0.25", "\"train_steps\"", "\"heldout_steps\"",
+          "\"rollout\"", "\"window\": \"held-out\"", "\"window\": \"in-sample\"", "\"beaten_at_end_by\"",
+          "\"persistence\"", "\"linear\"", "\"zero\""})
+      EXPECT_NE(json.find(key), std::string::npos) << key;
+    const auto md = slurp(dir + "/report.md");
+    EXPECT_NE(md.find("Rollouts beside the free baselines"), std::string::npos);
+    EXPECT_NE(md.find("| surrogate-fp64-heldout | held-out | 50 | 10 |"), std::string::npos) << md;
+    EXPECT_EQ(md.find("In-sample only"), std::string::npos);
+  }
+}
+
+TEST(WorkflowHeldout, AnExactSurrogateBeatsEveryBaselineAndWithoutASplitTheReportSaysInSampleOnly) {
+  const auto reg = mw::test::test_registry();
+  auto cfg = config();
+  cfg.surrogate.heldout_fraction = 0.0;
+  const std::string dir = scratch("nosplit");
+  const auto r = run(cfg, reg, dir);
+  EXPECT_EQ(r.training.samples, 41);  // 20..60
+  for (const auto& v : r.results) EXPECT_EQ(v.name.find("heldout"), std::string::npos) << v.name;
+  const auto& in = by_name(r, "surrogate-fp64");
+  EXPECT_EQ(in.steps.back(), 60);
+  const auto sc = mw::rollout_score(in);
+  ASSERT_TRUE(sc.valid);
+  EXPECT_TRUE(sc.beaten_at_end.empty());
+  EXPECT_LT(sc.end.model, 1e-6);
+  EXPECT_GT(sc.end.persistence, 1e-2);
+  if (rank_of_world() == 0) {
+    const auto json = slurp(dir + "/report.json");
+    EXPECT_NE(json.find("\"in_sample_only\": true"), std::string::npos);
+    EXPECT_NE(json.find("\"heldout_steps\": null"), std::string::npos);
+    EXPECT_NE(slurp(dir + "/report.md").find("In-sample only"), std::string::npos);
+  }
+}
+
+TEST(WorkflowHeldout, BadSplitsNameTheKey) {
+  const auto reg = mw::test::test_registry();
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  auto expect_refused = [&](const mw::CampaignConfig& cfg, const std::string& what) {
+    try {
+      mw::Campaign c(cfg, reg, {nullptr, &decomp}, scratch("bad"), false);
+      FAIL() << "accepted: " << what;
+    } catch (const mantissa::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("campaign.surrogate.heldout_fraction"), std::string::npos)
+          << e.what();
+    }
+  };
+  auto both = config();
+  both.surrogate.train_steps = 40;
+  expect_refused(both, "train_steps and heldout_fraction together");
+  auto short_window = config();
+  short_window.surrogate.start = 50;  // (50, 60) holds no sample step to split at
+  expect_refused(short_window, "a window with no sample step inside");
+}
