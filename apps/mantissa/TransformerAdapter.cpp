@@ -5,7 +5,13 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/core/PrecisionSupport.hpp>
+#include <surrogates/Gemm.hpp>
 #include <surrogates/Surrogate.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
 
 namespace mantissa::app {
 
@@ -74,6 +80,41 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   // One surrogate step is one prediction (K solver steps); global operations.
   double flops_per_step() const override { return m_s.flops_per_prediction(); }
 
+  // A 1024^3 fp32 GEMM on the path the surrogate's fp32 GEMMs take (gemm_fp32: oneDNN or the
+  // BLAS TPL on hosts, cuBLAS / rocBLAS on GPUs), every rank at once, best of 3, flop/s summed
+  // over the ranks. Measured once per process (about 0.1 s on a CPU core).
+  double gemm_peak_flops() override {
+    if (m_gemm_peak > 0.0) return m_gemm_peak;
+    const std::int64_t n = 1024;
+    auto A = surrogates::make_matrix<float>("mantissa::app::Transformer::gemm_peak_A", n, n);
+    auto B = surrogates::make_matrix<float>("mantissa::app::Transformer::gemm_peak_B", n, n);
+    auto C = surrogates::make_matrix<float>("mantissa::app::Transformer::gemm_peak_C", n, n);
+    Kokkos::deep_copy(A, 0.5f);
+    Kokkos::deep_copy(B, 0.25f);
+    auto run = [&] {
+      surrogates::gemm_fp32('N', 'T', 1.0f, A, B, 0.0f, C);
+      fence("mantissa::app::Transformer::gemm_peak");
+    };
+    run();  // warm-up (JIT, threads, page faults)
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+      MPI_Barrier(m_decomp.comm());
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      MPI_Barrier(m_decomp.comm());
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const double mine = 2.0 * double(n) * double(n) * double(n) / best;
+    MPI_Allreduce(&mine, &m_gemm_peak, 1, MPI_DOUBLE, MPI_SUM, m_decomp.comm());
+    int ranks = 1;
+    MPI_Comm_size(m_decomp.comm(), &ranks);
+    m_gemm_what = "fp32 GEMM 1024^3 on the " +
+                  std::string(surrogates::to_string(surrogates::gemm_path(Precision::fp32))) + " path, " +
+                  std::to_string(ranks) + " rank(s) at once, best of 3";
+    return m_gemm_peak;
+  }
+  std::string gemm_peak_describe() const override { return m_gemm_what; }
+
   void save(const std::string& path) const override { m_s.save(path + ".h5"); }
   void load(const std::string& path) override { m_s.load(path + ".h5"); }
 
@@ -106,6 +147,8 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   Field<double> m_prev0, m_prev1;
   bool m_has_prev = false;
   Precision m_prec = Precision::fp32;
+  double m_gemm_peak = 0.0;
+  std::string m_gemm_what;
 };
 
 }  // namespace

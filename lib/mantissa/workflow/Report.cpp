@@ -219,7 +219,8 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
     }
     j.end_object();
     j.value("start_step", cfg.surrogate.start);
-    evaluation_json(j.writer(), cfg);  // the training and held-out windows (RolloutReport.hpp)
+    evaluation_json(j.writer(), cfg);          // the training and held-out windows (RolloutReport.hpp)
+    speed_placement_json(j.writer(), res, t);  // where the surrogate pays (RolloutReport.hpp)
   }
   j.end_object();
 
@@ -353,6 +354,7 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
          << ". A rollout compounds it once per prediction.\n";
     // The rollouts' error beside the free baselines, in-sample and held out (RolloutReport.hpp).
     os << rollout_md(cfg, res);
+    os << speed_placement_md(res, t);
     for (const auto& r : res) {
       if (r.kind != "hybrid") continue;
       os << "\n### Hybrid " << r.name << ": " << r.handovers.size() << " hand-over(s), " << r.surrogate_steps

@@ -127,6 +127,11 @@ struct TrainingResult {
   double one_step_rel_l2 = std::numeric_limits<double>::quiet_NaN();
   std::int64_t one_step_pairs = 0;
   std::string one_step_precision;
+  // Speed placement (RolloutReport.hpp): one prediction's global floating-point operations, and
+  // the GEMM rate measured in this run (SurrogateModel::gemm_peak_flops; 0: not measured).
+  double flops_per_prediction = 0.0;
+  double gemm_peak_flops = 0.0;
+  std::string gemm_peak_what;
 };
 
 template <class Archive>
@@ -226,6 +231,9 @@ void serialize(Archive& a, TrainingResult& t) {
   a("one_step_rel_l2", t.one_step_rel_l2);
   a("one_step_pairs", t.one_step_pairs);
   a("one_step_precision", t.one_step_precision);
+  a("flops_per_prediction", t.flops_per_prediction);
+  a("gemm_peak_flops", t.gemm_peak_flops);
+  a("gemm_peak_what", t.gemm_peak_what);
 }
 
 }  // namespace mantissa::workflow

@@ -208,4 +208,85 @@ std::string rollout_md(const CampaignConfig& cfg, const std::vector<VariantResul
   return os.str();
 }
 
+std::vector<SpeedPlacement> speed_placement(const std::vector<VariantResult>& results,
+                                            const TrainingResult& t) {
+  std::vector<SpeedPlacement> out;
+  if (results.empty()) return out;
+  const auto& ref = results.front();
+  const double t_phys =
+      ref.steps_done > 0 ? (ref.time.steps + ref.time.inference) / double(ref.steps_done) : 0.0;
+  if (!(t_phys > 0.0)) return out;
+  for (const auto& r : results) {
+    if (r.kind != "surrogate" || r.surrogate_steps < 1 || !(r.time.inference > 0.0)) continue;
+    SpeedPlacement p;
+    p.name = r.name;
+    p.stride = (r.steps_done - r.physics_steps) / r.surrogate_steps;
+    if (p.stride < 1) continue;
+    p.physics_s_per_step = t_phys;
+    p.s_per_prediction = r.time.inference / double(r.surrogate_steps);
+    p.s_per_simulated_step = p.s_per_prediction / double(p.stride);
+    p.ratio = p.s_per_simulated_step / t_phys;
+    p.achieved_flops = t.flops_per_prediction > 0.0 ? t.flops_per_prediction / p.s_per_prediction : 0.0;
+    p.break_even_k_measured = p.s_per_prediction / t_phys;
+    p.break_even_k_peak = t.gemm_peak_flops > 0.0 && t.flops_per_prediction > 0.0
+                              ? t.flops_per_prediction / t.gemm_peak_flops / t_phys
+                              : 0.0;
+    out.push_back(p);
+  }
+  return out;
+}
+
+void speed_placement_json(json::Writer& w, const std::vector<VariantResult>& results,
+                          const TrainingResult& t) {
+  const auto ps = speed_placement(results, t);
+  w.key("speed_placement").begin_object();
+  w.field("physics_s_per_step", ps.empty() ? std::nan("") : ps.front().physics_s_per_step);
+  w.field("flops_per_prediction", t.flops_per_prediction > 0.0 ? t.flops_per_prediction : std::nan(""));
+  if (t.gemm_peak_flops > 0.0)
+    w.field("gemm_gflops", t.gemm_peak_flops * 1e-9).field("gemm", t.gemm_peak_what);
+  else
+    w.key("gemm_gflops").null().field("gemm", std::string("not measured"));
+  w.key("rollouts").begin_array();
+  for (const auto& p : ps) {
+    w.begin_object().field("name", p.name).field("stride", p.stride);
+    w.field("s_per_prediction", p.s_per_prediction).field("s_per_simulated_step", p.s_per_simulated_step);
+    w.field("ratio_to_physics", p.ratio);
+    w.field("achieved_gflops", p.achieved_flops > 0.0 ? p.achieved_flops * 1e-9 : std::nan(""));
+    w.field("break_even_k_measured", p.break_even_k_measured);
+    w.field("break_even_k_at_gemm_rate", p.break_even_k_peak > 0.0 ? p.break_even_k_peak : std::nan(""));
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+std::string speed_placement_md(const std::vector<VariantResult>& results, const TrainingResult& t) {
+  const auto ps = speed_placement(results, t);
+  if (ps.empty()) return "";
+  std::ostringstream os;
+  os << "\n### Where the surrogate pays\n\n";
+  os << "Time per simulated physics step (s): the surrogate's measured inference time per prediction divided "
+        "by "
+        "its stride K, beside the "
+     << "reference physics' time per step (" << num(ps.front().physics_s_per_step)
+     << " s), both measured in this run. "
+     << "Break-even K: the stride at which one prediction costs what K physics steps cost, at the "
+        "prediction's "
+        "measured cost and at the measured GEMM rate ("
+     << (t.gemm_peak_flops > 0.0 ? num(t.gemm_peak_flops * 1e-9) + " GFLOP/s, " + t.gemm_peak_what
+                                 : std::string("not measured"))
+     << ") for its " << num(t.flops_per_prediction * 1e-9) << " GFLOP; a stride above it pays.\n\n";
+  os << "| variant | K | s per prediction | s per simulated step | x physics | GFLOP/s achieved | break-even "
+        "K "
+        "(measured) | break-even K (GEMM rate) |\n";
+  os << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& p : ps)
+    os << "| " << p.name << " | " << p.stride << " | " << num(p.s_per_prediction) << " | "
+       << num(p.s_per_simulated_step) << " | " << num(p.ratio) << " | "
+       << (p.achieved_flops > 0.0 ? num(p.achieved_flops * 1e-9) : std::string("n/a")) << " | "
+       << num(p.break_even_k_measured) << " | "
+       << (p.break_even_k_peak > 0.0 ? num(p.break_even_k_peak) : std::string("n/a")) << " |\n";
+  return os.str();
+}
+
 }  // namespace mantissa::workflow

@@ -45,4 +45,28 @@ void evaluation_json(json::Writer& w, const CampaignConfig& cfg);
 // report.md: the section on rollouts beside the baselines (empty without rollouts).
 std::string rollout_md(const CampaignConfig& cfg, const std::vector<VariantResult>& results);
 
+// Where the surrogate pays: per pure rollout its cost per simulated physics step beside the
+// reference physics' own (both measured in this run), and the stride K at which one prediction
+// costs what K physics steps cost, at its measured cost and at the measured GEMM rate
+// (TrainingResult::gemm_peak_flops): K_measured = t_prediction / t_physics_step,
+// K_peak = (flops per prediction / GEMM rate) / t_physics_step. A stride above K pays.
+struct SpeedPlacement {
+  std::string name;
+  std::int64_t stride = 0;
+  double physics_s_per_step = 0.0;     // the reference's time per step
+  double s_per_prediction = 0.0;       // measured inference time / predictions
+  double s_per_simulated_step = 0.0;   // s_per_prediction / stride
+  double ratio = 0.0;                  // s_per_simulated_step / physics_s_per_step
+  double achieved_flops = 0.0;         // flops per prediction / s_per_prediction (0: not counted)
+  double break_even_k_measured = 0.0;  // s_per_prediction / physics_s_per_step
+  double break_even_k_peak = 0.0;      // (flops / GEMM rate) / physics_s_per_step (0: not measured)
+};
+std::vector<SpeedPlacement> speed_placement(const std::vector<VariantResult>& results,
+                                            const TrainingResult& t);
+// report.json: the object `speed_placement` inside `surrogate` (key included).
+void speed_placement_json(json::Writer& w, const std::vector<VariantResult>& results,
+                          const TrainingResult& t);
+// report.md: the section "Where the surrogate pays" (empty without pure rollouts).
+std::string speed_placement_md(const std::vector<VariantResult>& results, const TrainingResult& t);
+
 }  // namespace mantissa::workflow

@@ -41,6 +41,12 @@ class SurrogateModel {
   virtual void predict(State& state, int k) = 0;
   // Floating-point operations of one surrogate step, global (0 = not counted).
   virtual double flops_per_step() const { return 0.0; }
+  // Collective: the measured rate (flop/s, summed over the ranks) of a large GEMM on the path the
+  // surrogate's fp32 GEMMs take on this back-end, for the report's speed placement (the stride K at
+  // which a prediction at that rate costs what K physics steps cost); 0: not measured. What was
+  // measured, in words, in gemm_peak_describe().
+  virtual double gemm_peak_flops() { return 0.0; }
+  virtual std::string gemm_peak_describe() const { return ""; }
 
   // Collective; `path` is a file prefix the surrogate may extend (weights, optimizer, RNG).
   virtual void save(const std::string& path) const = 0;

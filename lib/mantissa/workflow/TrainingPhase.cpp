@@ -86,6 +86,17 @@ bool TrainingPhase::run(PhaseContext& ctx, bool /*resumed*/) {
             " (" + fmt_g(secs) + " s)");
   }
   states.clear();
+  {
+    // The speed placement's peer: the GEMM rate of this back-end, measured once here.
+    PhaseTimer gp("campaign::gemm_peak");
+    t.flops_per_prediction = sur.flops_per_step();
+    t.gemm_peak_flops = sur.gemm_peak_flops();
+    t.gemm_peak_what = sur.gemm_peak_describe();
+    const double secs = gp.stop();
+    if (t.gemm_peak_flops > 0.0)
+      ctx.log("GEMM rate for the speed placement: " + fmt_g(t.gemm_peak_flops * 1e-9) + " GFLOP/s (" +
+              t.gemm_peak_what + ", " + fmt_g(secs) + " s)");
+  }
   t.done = true;
   ctx.set_surrogate_description(sur.describe());
   ctx.log("surrogate ready after " + fmt_g(t.seconds) + " s, final loss " + fmt_g(t.final_loss));

@@ -192,7 +192,7 @@ TEST(WorkflowHeldout, TrainsOnTheFirstPartAndScoresBothWindowsBesideTheBaselines
     for (const char* key :
          {"\"evaluation\"", "\"heldout_fraction\": 0.25", "\"train_steps\"", "\"heldout_steps\"",
           "\"rollout\"", "\"window\": \"held-out\"", "\"window\": \"in-sample\"", "\"beaten_at_end_by\"",
-          "\"persistence\"", "\"linear\"", "\"zero\""})
+          "\"persistence\"", "\"linear\"", "\"zero\"", "\"speed_placement\""})
       EXPECT_NE(json.find(key), std::string::npos) << key;
     const auto md = slurp(dir + "/report.md");
     EXPECT_NE(md.find("Rollouts beside the free baselines"), std::string::npos);
@@ -242,4 +242,50 @@ TEST(WorkflowHeldout, BadSplitsNameTheKey) {
   auto short_window = config();
   short_window.surrogate.start = 50;  // (50, 60) holds no sample step to split at
   expect_refused(short_window, "a window with no sample step inside");
+}
+
+TEST(WorkflowHeldout, SpeedPlacementPutsTheSurrogateBesideThePhysics) {
+  // Hand-made results: the reference takes 0.01 s per step; a K = 2 rollout of 10 predictions
+  // after 20 physics steps spends 0.5 s predicting; a prediction is 1 GFLOP and the GEMM rate
+  // 100 GFLOP/s.
+  mw::VariantResult ref, roll, phys;
+  ref.name = "reference";
+  ref.kind = "reference";
+  ref.steps_done = 100;
+  ref.time.steps = 1.0;
+  phys.name = "fp32";
+  phys.kind = "physics";
+  phys.steps_done = 100;
+  phys.time.steps = 0.5;
+  roll.name = "surrogate-fp32";
+  roll.kind = "surrogate";
+  roll.steps_done = 40;
+  roll.physics_steps = 20;
+  roll.surrogate_steps = 10;
+  roll.time.inference = 0.5;
+  roll.time.steps = 0.2;
+  mw::TrainingResult t;
+  t.flops_per_prediction = 1e9;
+  t.gemm_peak_flops = 1e11;
+  t.gemm_peak_what = "test";
+  const auto ps = mw::speed_placement({ref, phys, roll}, t);
+  ASSERT_EQ(ps.size(), 1u);  // pure rollouts only
+  EXPECT_EQ(ps[0].name, "surrogate-fp32");
+  EXPECT_EQ(ps[0].stride, 2);
+  EXPECT_DOUBLE_EQ(ps[0].physics_s_per_step, 0.01);
+  EXPECT_DOUBLE_EQ(ps[0].s_per_prediction, 0.05);
+  EXPECT_DOUBLE_EQ(ps[0].s_per_simulated_step, 0.025);
+  EXPECT_DOUBLE_EQ(ps[0].ratio, 2.5);
+  EXPECT_DOUBLE_EQ(ps[0].achieved_flops, 2e10);
+  EXPECT_DOUBLE_EQ(ps[0].break_even_k_measured, 5.0);  // one prediction costs 5 physics steps
+  EXPECT_DOUBLE_EQ(ps[0].break_even_k_peak, 1.0);      // at 100 GFLOP/s: 0.01 s = one physics step
+  // Without a GEMM measurement the peak column is absent (0), the measured one stays.
+  t.gemm_peak_flops = 0.0;
+  const auto qs = mw::speed_placement({ref, roll}, t);
+  ASSERT_EQ(qs.size(), 1u);
+  EXPECT_EQ(qs[0].break_even_k_peak, 0.0);
+  EXPECT_DOUBLE_EQ(qs[0].break_even_k_measured, 5.0);
+  const auto md = mw::speed_placement_md({ref, roll}, t);
+  EXPECT_NE(md.find("Where the surrogate pays"), std::string::npos);
+  EXPECT_NE(md.find("| surrogate-fp32 | 2 | 0.05 | 0.025 | 2.5 | 20 | 5 | n/a |"), std::string::npos) << md;
 }
