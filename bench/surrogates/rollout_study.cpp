@@ -5,7 +5,10 @@
 // cost nothing (zero field, persistence, linear extrapolation), the mean over predictions 13-30
 // and the value at the end. Used to measure the accuracy levers of issue 12 (docs/performance.md).
 //   usage: mpirun -np R rollout_study DECK [key=value ...] [--train-shot A] [--heldout-shot B]
-//          [--predictions N] [--precision fp32|bf16|fp8_e4m3] [--train-until STEP]
+//          [--predictions N] [--precision fp32|bf16|fp8_e4m3] [--train-until STEP] [--rest-correction]
+// --rest-correction also rolls out with the model's prediction from a state at rest (zero
+// pressure, the same velocity) subtracted from every prediction, so that zero in gives zero out
+// (one lever of issue 12, at inference only: the weights are the same).
 #include <mantissa/core/Deck.hpp>
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Schema.hpp>
@@ -26,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,22 +84,45 @@ struct Scores {
   std::vector<mw::RolloutErrors> rows;  // per prediction 1..N
 };
 
-Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel, const mantissa::Decomposition& d,
-               int K, int N, mantissa::Precision p, int rank, const char* name) {
+void subtract(Field<double>& a, const Field<double>& b) {
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.view());
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.view());
+  for (std::size_t i = 0; i < ha.size(); ++i) ha.data()[i] -= hb.data()[i];
+  Kokkos::deep_copy(a.view(), ha);
+}
+
+Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel,
+               const mantissa::Decomposition& d, int K, int N, mantissa::Precision p, int rank,
+               const char* name, bool rest = false) {
   Field<double> cur = copy(ref.p[0], d, "study::cur"), old = copy(ref.p_old[0], d, "study::old");
   const auto h0 = mw::to_host(ref.p[0], "study::h0"), h0old = mw::to_host(ref.p_old[0], "study::h0old");
+  // The prediction from a state at rest (zero pressure fields, the same velocity).
+  Field<double> z("study::zero", d, cur.ghost(0)), dp0("study::dp0", d, cur.ghost(0)),
+      dpo0("study::dpo0", d, cur.ghost(0));
+  if (rest) {
+    s.predict({&z, &z, &vel}, {&dp0, &dpo0}, p);
+    const auto e =
+        mw::field_error(d.comm(), mw::to_host(dp0, "study::r"), mw::to_host(ref.p[0], "study::p0"));
+    if (rank == 0)
+      std::printf("\n%s: prediction from rest has %.4g of the hand-over state's norm\n", name, e.rel_l2);
+  }
   Scores sc;
   for (int n = 1; n <= N; ++n) {
     Field<double> dp("study::dp", d, cur.ghost(0)), dpo("study::dpo", d, cur.ghost(0));
     s.predict({&cur, &old, &vel}, {&dp, &dpo}, p);
+    if (rest) {
+      subtract(dp, dp0);
+      subtract(dpo, dpo0);
+    }
     add(cur, dp);
     add(old, dpo);
     const auto r = mw::to_host(ref.p[n], "study::ref");
     sc.rows.push_back(mw::rollout_errors(d.comm(), mw::to_host(cur, "study::test"), r, h0, h0old, n * K));
   }
   if (rank == 0) {
-    std::printf("\n%s rollout (%s), rel. L2 of the pressure vs the fp64 reference\n", name,
-                std::string(mantissa::to_string(p)).c_str());
+    std::printf("\n%s rollout (%s%s), rel. L2 of the pressure vs the fp64 reference\n", name,
+                std::string(mantissa::to_string(p)).c_str(),
+                rest ? ", rest-state prediction subtracted" : "");
     std::printf("%4s %10s %10s %10s %10s\n", "n", "surrogate", "zero", "persist.", "linear");
     for (int n = 1; n <= N; ++n)
       if (n <= 5 || n % 5 == 0 || n == N) {
@@ -108,8 +135,8 @@ Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel
       for (int n = a; n <= std::min(b, N); ++n, ++c) s2 += sc.rows[n - 1].*m;
       return c ? s2 / c : std::nan("");
     };
-    std::printf("%s mean 13-30: surrogate %.4f zero %.4f persistence %.4f linear %.4f; end (n=%d): %.4f\n", name,
-                mean(13, 30, &mw::RolloutErrors::model), mean(13, 30, &mw::RolloutErrors::zero),
+    std::printf("%s mean 13-30: surrogate %.4f zero %.4f persistence %.4f linear %.4f; end (n=%d): %.4f\n",
+                name, mean(13, 30, &mw::RolloutErrors::model), mean(13, 30, &mw::RolloutErrors::zero),
                 mean(13, 30, &mw::RolloutErrors::persistence), mean(13, 30, &mw::RolloutErrors::linear), N,
                 sc.rows.back().model);
   }
@@ -129,6 +156,7 @@ int main(int argc, char** argv) {
       if (argc < 2) throw mantissa::Error("usage: rollout_study DECK [key=value ...] [--option value ...]");
       std::vector<std::string> overrides;
       int train_shot = 0, heldout_shot = 1, N = 30, train_until = -1;
+      bool rest = false;
       mantissa::Precision prec = mantissa::Precision::fp32;
       for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
@@ -144,6 +172,8 @@ int main(int argc, char** argv) {
           N = std::stoi(next());
         else if (a == "--train-until")
           train_until = std::stoi(next());
+        else if (a == "--rest-correction")
+          rest = true;
         else if (a == "--precision")
           prec = mantissa::parse_precision(next(), "--precision");
         else
@@ -163,9 +193,14 @@ int main(int argc, char** argv) {
           return mw::PrecisionSet{{mw::role::storage, st}, {mw::role::compute, co}};
         };
         mw::PhysicsEntry entry;
-        entry.precisions = {{mw::role::storage, mw::role::compute},
-                            {pair(P::fp64, P::fp64), pair(P::fp32, P::fp32), pair(P::bf16, P::fp32),
-                             pair(P::fp16, P::fp32)}};
+        entry.precisions = {
+            {mw::role::storage, mw::role::compute},
+            {pair(P::fp64, P::fp64), pair(P::fp32, P::fp32), pair(P::bf16, P::fp32), pair(P::fp16, P::fp32)}};
+        // The registry requires a creator; this one is never called (the schema only reads the table).
+        entry.create = [](const mw::ModelContext&,
+                          const mw::PrecisionSet&) -> std::unique_ptr<mw::PhysicsModel> {
+          throw mantissa::Error("rollout_study: the schema registry creates no physics");
+        };
         schema_registry.add_physics("seismic", std::move(entry));
       }
       mw::register_schema(schema, schema_registry);
@@ -184,8 +219,8 @@ int main(int argc, char** argv) {
       const double dt = solver.dt();
       if (rank == 0) {
         const double window = double(cfg.model.window * cfg.model.patch) * grid.spacing[0];
-        std::printf("deck %s: K = %d, dt = %.4g s, start %d, %d training states (to step %d)%s\n", argv[1], K, dt,
-                    start, train_states, steps, train_until > 0 ? " limited" : "");
+        std::printf("deck %s: K = %d, dt = %.4g s, start %d, %d training states (to step %d)%s\n", argv[1], K,
+                    dt, start, train_states, steps, train_until > 0 ? " limited" : "");
         std::printf("the wave moves %.0f-%.0f m per 10 predictions; a window is %.0f m wide\n",
                     10.0 * K * dt * solver.min_velocity(), 10.0 * K * dt * solver.max_velocity(), window);
       }
@@ -203,13 +238,14 @@ int main(int argc, char** argv) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (rank == 0) {
         std::printf("%s\n", s.describe().c_str());
-        std::printf("trained on %lld samples, %zu steps in %.1f s: loss %.4g -> %.4g (mean of last 50: %.4g)\n",
-                    (long long)s.num_samples(), st.loss.size(), secs, st.loss.front(), st.loss.back(), [&] {
-                      double m = 0.0;
-                      const std::size_t k = std::min<std::size_t>(50, st.loss.size());
-                      for (std::size_t i = st.loss.size() - k; i < st.loss.size(); ++i) m += st.loss[i];
-                      return m / double(k);
-                    }());
+        std::printf(
+            "trained on %lld samples, %zu steps in %.1f s: loss %.4g -> %.4g (mean of last 50: %.4g)\n",
+            (long long)s.num_samples(), st.loss.size(), secs, st.loss.front(), st.loss.back(), [&] {
+              double m = 0.0;
+              const std::size_t k = std::min<std::size_t>(50, st.loss.size());
+              for (std::size_t i = st.loss.size() - k; i < st.loss.size(); ++i) m += st.loss[i];
+              return m / double(k);
+            }());
       }
       // One-step error on the held-out trajectory (teacher forcing).
       {
@@ -228,6 +264,10 @@ int main(int argc, char** argv) {
       const auto t1 = std::chrono::steady_clock::now();
       rollout(s, tr, vel, d, K, N, prec, rank, "in-sample (training shot)");
       rollout(s, ho, vel, d, K, N, prec, rank, "held-out (other shot)");
+      if (rest) {
+        rollout(s, tr, vel, d, K, N, prec, rank, "in-sample (training shot)", true);
+        rollout(s, ho, vel, d, K, N, prec, rank, "held-out (other shot)", true);
+      }
       if (rank == 0)
         std::printf("rollouts: %.2f s\n",
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
@@ -274,15 +314,17 @@ int main(int argc, char** argv) {
         const double flops = s.flops_per_prediction();
         const double t_peak = flops / peak_all;
         if (rank == 0) {
-          std::printf("\nspeed (%d rank(s), this run): physics fp64 step %.3g s; surrogate prediction (%s) %.3g s = "
-                      "%.3g s per simulated step (K = %d), %.1fx the physics\n",
-                      d.size(), t_phys, std::string(mantissa::to_string(prec)).c_str(), t_pred, t_pred / K, K,
-                      t_pred / K / t_phys);
-          std::printf("surrogate %.3g GFLOP per prediction = %.1f GFLOP/s achieved; fp32 GEMM peak (%s 1024^3, "
-                      "all ranks) %.1f GFLOP/s: a prediction at that peak takes %.3g s, break-even at K = %.1f "
-                      "physics steps per prediction (this deck: K = %d)\n",
-                      flops / 1e9, flops / t_pred / 1e9, dnnl ? "oneDNN" : "BLAS", peak_all / 1e9, t_peak,
-                      t_peak / t_phys, K);
+          std::printf(
+              "\nspeed (%d rank(s), this run): physics fp64 step %.3g s; surrogate prediction (%s) %.3g s = "
+              "%.3g s per simulated step (K = %d), %.1fx the physics\n",
+              d.size(), t_phys, std::string(mantissa::to_string(prec)).c_str(), t_pred, t_pred / K, K,
+              t_pred / K / t_phys);
+          std::printf(
+              "surrogate %.3g GFLOP per prediction = %.1f GFLOP/s achieved; fp32 GEMM peak (%s 1024^3, "
+              "all ranks) %.1f GFLOP/s: a prediction at that peak takes %.3g s, break-even at K = %.1f "
+              "physics steps per prediction (this deck: K = %d)\n",
+              flops / 1e9, flops / t_pred / 1e9, dnnl ? "oneDNN" : "BLAS", peak_all / 1e9, t_peak,
+              t_peak / t_phys, K);
         }
       }
     } catch (const std::exception& e) {
