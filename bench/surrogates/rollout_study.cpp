@@ -101,10 +101,13 @@ Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel
       dpo0("study::dpo0", d, cur.ghost(0));
   if (rest) {
     s.predict({&z, &z, &vel}, {&dp0, &dpo0}, p);
-    const auto e =
-        mw::field_error(d.comm(), mw::to_host(dp0, "study::r"), mw::to_host(ref.p[0], "study::p0"));
+    // ||f(0)|| / ||p^n||: field_error's ref_l2 is the norm of its second argument.
+    const auto zh = mw::to_host(z, "study::z");
+    const double n0 = mw::field_error(d.comm(), zh, mw::to_host(dp0, "study::r")).ref_l2;
+    const double np = mw::field_error(d.comm(), zh, mw::to_host(ref.p[0], "study::p0")).ref_l2;
     if (rank == 0)
-      std::printf("\n%s: prediction from rest has %.4g of the hand-over state's norm\n", name, e.rel_l2);
+      std::printf("\n%s: the predicted change from rest has %.4g of the hand-over state's norm\n", name,
+                  np > 0.0 ? n0 / np : std::nan(""));
   }
   Scores sc;
   for (int n = 1; n <= N; ++n) {
