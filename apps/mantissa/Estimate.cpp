@@ -264,10 +264,11 @@ double available_host_bytes() {
     return true;
   };
   double limit = 0.0, usage = 0.0;
-  if (read_num("/sys/fs/cgroup/memory.max", limit) && read_num("/sys/fs/cgroup/memory.current", usage))
-    avail = std::min(avail, limit - usage);
-  else if (read_num("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit) && limit < 1e18 &&
-           read_num("/sys/fs/cgroup/memory/memory.usage_in_bytes", usage))
+  // cgroup v2, else cgroup v1 (whose "no limit" is a huge number)
+  const bool v2 =
+      read_num("/sys/fs/cgroup/memory.max", limit) && read_num("/sys/fs/cgroup/memory.current", usage);
+  if (v2 || (read_num("/sys/fs/cgroup/memory/memory.limit_in_bytes", limit) && limit < 1e18 &&
+             read_num("/sys/fs/cgroup/memory/memory.usage_in_bytes", usage)))
     avail = std::min(avail, limit - usage);
   return avail;
 }

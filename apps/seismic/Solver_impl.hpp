@@ -261,6 +261,7 @@ void Solver<Storage, Compute>::step_impl() {
     for (const auto& box : m_pml_boxes)
       detail::pml_memory_update<R>(space, box, m_p.view(), m_psi, m_pml_a, m_pml_b, w);
     std::vector<memory_field_type*> mem;
+    mem.reserve(std::size_t(m_grid.dim));
     for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
     m_memory_halo->exchange(space, mem);
   }
@@ -321,6 +322,7 @@ double Solver<Storage, Compute>::fixed_step_seconds(int reps) {
     fill_boundaries(m_p);
     if (m_has_pml) {
       std::vector<memory_field_type*> mem;
+      mem.reserve(std::size_t(m_grid.dim));
       for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
       m_memory_halo->exchange(space, mem);
     }

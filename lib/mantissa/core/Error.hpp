@@ -26,7 +26,7 @@ namespace detail {
   do {                                                                            \
     if (!(cond)) {                                                                \
       std::ostringstream mantissa_assert_os_;                                     \
-      mantissa_assert_os_ << msg;                                                 \
+      mantissa_assert_os_ << msg; /* NOLINT(bugprone-macro-parentheses) */        \
       ::mantissa::detail::assertion_failed(#cond, __FILE__, __LINE__,             \
                                            mantissa_assert_os_.str());            \
     }                                                                             \

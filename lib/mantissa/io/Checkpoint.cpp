@@ -106,7 +106,7 @@ std::string CheckpointWriter::write(std::int64_t step, double time, const Attrib
 
   const bool collective = use_collective_transfer(m_opt.transfer);
   const std::string tmp = detail::make_temp_file(comm, m_dir, ".tmp-" + m_opt.prefix + "-");
-  const std::string final_path = path_for(step);
+  std::string final_path = path_for(step);
   try {
     detail::QuietHdf5 quiet;
     detail::AccessTuning tuning;
@@ -284,8 +284,8 @@ void CheckpointReader::validate_against(const Grid& want, const CheckpointExpect
                 std::to_string(want.dim) + "D (mesh.dim)");
   const int d = want.dim;
   auto axes = [d](const auto& v) {
-    std::vector<std::int64_t> r;
-    for (int a = 0; a < d; ++a) r.push_back(std::int64_t(v[a]));
+    std::vector<std::int64_t> r(static_cast<std::size_t>(d));
+    for (int a = 0; a < d; ++a) r[static_cast<std::size_t>(a)] = std::int64_t(v[a]);
     return dims_text(r);
   };
   if (have.n != want.n)

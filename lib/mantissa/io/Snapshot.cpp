@@ -78,7 +78,7 @@ std::string SnapshotWriter::write(std::int64_t step, double time, const std::vec
   std::snprintf(stepbuf, sizeof stepbuf, "%06lld", static_cast<long long>(step));
   const std::string stem = m_base + "_" + stepbuf;
   const std::string h5 = (fs::path(m_dir) / (stem + ".h5")).string();
-  const std::string xmf = (fs::path(m_dir) / (stem + ".xmf")).string();
+  std::string xmf = (fs::path(m_dir) / (stem + ".xmf")).string();
   const std::string tmp = detail::make_temp_file(comm, m_dir, ".tmp-" + m_base + "-");
   const bool collective = use_collective_transfer(IoTransfer::automatic);
   try {

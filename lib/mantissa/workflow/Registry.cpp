@@ -9,6 +9,7 @@ namespace {
 template <class Map>
 std::vector<std::string> keys(const Map& m) {
   std::vector<std::string> k;
+  k.reserve(m.size());
   for (const auto& kv : m) k.push_back(kv.first);
   return k;
 }

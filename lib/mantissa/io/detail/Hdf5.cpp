@@ -27,7 +27,6 @@ std::size_t storage_size(StorageKind k) {
     case StorageKind::i32:
       return 4;
     case StorageKind::i64:
-      return 8;
     case StorageKind::u64:
       return 8;
   }
