@@ -294,7 +294,16 @@ class Builder {
 
   void finish() {
     std::vector<std::string> missing;
+    // Another physics' section (Schema::physics_section) is neither required of this deck nor
+    // filled with defaults: a cfd deck carries no seismic keys.
+    std::string physics;
+    if (const auto it = m_d.values.find("physics"); it != m_d.values.end() && it->second.type == KeyType::string)
+      physics = it->second.s;
+    else if (const KeyDef* pk = m_s.find("physics"); pk && pk->has_default)
+      physics = pk->string_default;
     for (const KeyDef& k : m_s.keys()) {
+      const std::string top = k.path.substr(0, k.path.find_first_of(".["));
+      if (top != physics && m_s.is_physics_section(top)) continue;
       std::vector<std::string> concrete;
       expand("", k.path, concrete);
       for (const std::string& cp : concrete) {

@@ -263,6 +263,16 @@ const KeyDef* Schema::find(const std::string& path) const {
   return nullptr;
 }
 
+Schema& Schema::physics_section(const std::string& name) {
+  MANTISSA_ASSERT(name.find('.') == std::string::npos, "physics section '" << name << "' is not top-level");
+  if (!is_physics_section(name)) m_physics_sections.push_back(name);
+  return *this;
+}
+
+bool Schema::is_physics_section(const std::string& name) const {
+  return std::find(m_physics_sections.begin(), m_physics_sections.end(), name) != m_physics_sections.end();
+}
+
 bool Schema::is_section(const std::string& path) const {
   if (path.empty()) return true;
   const std::string prefix = path + ".";

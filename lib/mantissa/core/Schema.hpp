@@ -81,6 +81,12 @@ class Schema {
   // deck-doc. Optional: sections exist implicitly through their keys.
   Schema& section(const std::string& path, const std::string& doc);
 
+  // Marks a top-level section as a physics' own (its name is the deck's `physics:` value, e.g.
+  // "seismic"): its required keys are required only in decks whose physics it is, so a deck of
+  // one physics need not carry another's section.
+  Schema& physics_section(const std::string& name);
+  bool is_physics_section(const std::string& name) const;
+
   // Declared keys in declaration order (the order resolved_yaml() and deck-doc use).
   const std::vector<KeyDef>& keys() const { return m_keys; }
   // The key with this schema path, or nullptr.
@@ -106,6 +112,7 @@ class Schema {
 
   std::vector<KeyDef> m_keys;
   std::vector<std::pair<std::string, std::string>> m_section_docs;
+  std::vector<std::string> m_physics_sections;
 };
 
 // The core sections: physics, run, mesh, checkpoint, output, logging.
