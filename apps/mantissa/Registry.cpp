@@ -7,6 +7,10 @@
 #include "SeismicAdapter.hpp"
 #define MANTISSA_APP_HAVE_SEISMIC 1
 #endif
+#if __has_include(<cfd/CfdDeck.hpp>)
+#include "CfdAdapter.hpp"
+#define MANTISSA_APP_HAVE_CFD 1
+#endif
 #if __has_include(<surrogates/SurrogateDeck.hpp>)
 #include "TransformerAdapter.hpp"
 
@@ -29,6 +33,9 @@ workflow::Registry make_registry() {
     return make_transformer(cfg, *ctx.decomp, seismic_velocity(ctx), cfg.optimizer.total_steps);
   });
 #endif
+#endif
+#ifdef MANTISSA_APP_HAVE_CFD
+  r.add_physics("cfd", {cfd_precisions(), make_cfd_model, nullptr, make_cfd_report});
 #endif
   return r;
 }

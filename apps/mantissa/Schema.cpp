@@ -3,6 +3,7 @@
 #include "Schema.hpp"
 #include "Registry.hpp"
 
+#include <cfd/CfdDeck.hpp>
 #include <mantissa/workflow/Schema.hpp>
 #include <seismic/SeismicDeck.hpp>
 #include <surrogates/SurrogateDeck.hpp>
@@ -13,6 +14,8 @@ Schema full_schema() {
   Schema s;
   register_core_schema(s);                                  // physics, run, mesh, checkpoint, output, logging
   mantissa::seismic::register_schema(s);                    // seismic:   (apps/seismic)
+  s.physics_section("seismic");                             //   required only in seismic decks
+  mantissa::cfd::register_schema(s);                        // cfd:       (apps/cfd)
   mantissa::surrogates::register_schema(s);                 // surrogate: (surrogates/)
   mantissa::workflow::register_schema(s, make_registry());  // campaign: (lib/mantissa/workflow)
   return s;

@@ -1,0 +1,109 @@
+#include <cfd/CfdDeck.hpp>
+
+#include <mantissa/core/Error.hpp>
+#include <mantissa/mesh/MeshDeck.hpp>
+#include <mantissa/solvers/Options.hpp>
+
+#include <limits>
+#include <string>
+
+namespace mantissa::cfd {
+
+namespace {
+constexpr double rmax = std::numeric_limits<double>::max();
+const char* side_keys[2][2] = {{"x_low", "x_high"}, {"y_low", "y_high"}};
+
+Side parse_side(const std::string& text, const std::string& key) {
+  if (text == "periodic") return Side::periodic;
+  if (text == "wall") return Side::wall;
+  if (text == "lid") return Side::lid;
+  throw Error(key + " = '" + text + "': use wall, lid or periodic");
+}
+}  // namespace
+
+void register_schema(Schema& s) {
+  s.section("cfd",
+            "Incompressible Navier-Stokes, 2D, on a staggered (MAC) grid: SSP-RK2 with a pressure projection "
+            "through the multigrid Poisson solver each stage. mesh.n counts cells of width mesh.spacing; the "
+            "campaign's `solver` role is the multigrid's precision.");
+  s.physics_section("cfd");
+  s.real("cfd.viscosity", "kinematic viscosity nu (Reynolds number U L / nu)", 0.01, 1e-12, rmax);
+  s.real("cfd.dt", "time step; 0 chooses cfl x the largest stable dt (a larger dt is refused)", 0.0, 0.0,
+         rmax);
+  s.real("cfd.cfl", "fraction of the largest stable dt, 1 / (sum U/h + 2 nu sum 1/h^2), used when dt is 0",
+         0.5, 1e-6, 1.0);
+  s.section(
+      "cfd.boundaries",
+      "Per side: wall (no slip), lid (a wall sliding at lid_velocity: along x on the y sides, along y on "
+      "the x sides) or periodic (both sides of the axis, with mesh.periodic true on it).");
+  for (int a = 0; a < 2; ++a)
+    for (int side = 0; side < 2; ++side)
+      s.choice(std::string("cfd.boundaries.") + side_keys[a][side], "boundary condition of this side",
+               {"wall", "lid", "periodic"}, std::string("wall"));
+  s.real("cfd.lid_velocity", "speed of every lid side", 1.0, -rmax, rmax);
+  s.section("cfd.initial", "The velocity at time 0 (projected once to be discretely divergence-free).");
+  s.choice("cfd.initial.kind",
+           "rest (zero), or taylor_green: u = U sin(kx x) cos(ky y), v = -U kx/ky cos(kx x) sin(ky y), "
+           "k = 2 pi / domain length (needs periodic sides)",
+           {"rest", "taylor_green"}, std::string("rest"));
+  s.real("cfd.initial.amplitude", "taylor_green: the velocity amplitude U", 1.0, -rmax, rmax);
+  s.section("cfd.solver",
+            "The pressure Poisson solve (lib/mantissa/solvers): multigrid-preconditioned CG in fp64, "
+            "iterative refinement when the campaign's solver role is below fp64.");
+  s.real("cfd.solver.tolerance", "relative residual of every pressure solve", 1e-10, 1e-15, 0.1);
+  s.integer("cfd.solver.max_iterations", "multigrid cycles per solve at most", 200, 1, 100000);
+  s.choice("cfd.solver.cycle", "multigrid cycle", {"v", "f"}, std::string("v"));
+  s.choice("cfd.solver.smoother", "multigrid smoother", {"rbgs", "jacobi", "chebyshev"}, std::string("rbgs"));
+  s.real("cfd.solver.inner_tolerance", "relative tolerance of each inner (fp32) solve of the refinement",
+         1e-5, 1e-12, 0.5);
+  s.record_list("cfd.probes", "velocity probes: the x velocity u (the primary field) at each position");
+  s.real_list("cfd.probes[].position", "position (x, y) in mesh units, bilinear in u's lattice", std::nullopt,
+              2, 2);
+  s.integer("cfd.probe_every", "probes sample every k steps", 1, 1, 1000000);
+}
+
+Config config_from_deck(const Deck& d) {
+  Config c;
+  const Grid g = grid_from_deck(d);
+  c.viscosity = d.get_real("cfd.viscosity");
+  c.dt = d.get_real("cfd.dt");
+  c.cfl = d.get_real("cfd.cfl");
+  c.lid_velocity = d.get_real("cfd.lid_velocity");
+  for (int a = 0; a < 2; ++a) {
+    for (int side = 0; side < 2; ++side) {
+      const std::string key = std::string("cfd.boundaries.") + side_keys[a][side];
+      c.side[a][side] = parse_side(d.get_string(key), key);
+    }
+    const bool p0 = c.side[a][0] == Side::periodic, p1 = c.side[a][1] == Side::periodic;
+    const std::string k0 = std::string("cfd.boundaries.") + side_keys[a][0];
+    const std::string k1 = std::string("cfd.boundaries.") + side_keys[a][1];
+    if (p0 != p1)
+      throw Error(d.where(p0 ? k1 : k0) + ": " + k0 + " and " + k1 +
+                  ": a periodic axis is periodic on both sides; make both periodic or neither");
+    if (p0 != g.periodic[a])
+      throw Error(d.where(k0) + ": " + k0 + "/" + side_keys[a][1] + " are " +
+                  (p0 ? "periodic" : "not periodic") + " but mesh.periodic along " + (a == 0 ? "x" : "y") +
+                  " is " + (g.periodic[a] ? "true" : "false") + "; make them agree");
+  }
+  const std::string init = d.get_string("cfd.initial.kind");
+  c.initial = init == "taylor_green" ? InitialKind::taylor_green : InitialKind::rest;
+  c.amplitude = d.get_real("cfd.initial.amplitude");
+  if (c.initial == InitialKind::taylor_green && !(g.periodic[0] && g.periodic[1]))
+    throw Error(d.where("cfd.initial.kind") +
+                ": cfd.initial.kind = taylor_green needs a periodic box; set mesh.periodic: [true] and every "
+                "cfd.boundaries side to periodic");
+  c.solve.tolerance = d.get_real("cfd.solver.tolerance");
+  c.solve.max_iterations = static_cast<int>(d.get_int("cfd.solver.max_iterations"));
+  c.solve.multigrid.cycle = solvers::parse_cycle(d.get_string("cfd.solver.cycle"), "cfd.solver.cycle");
+  c.solve.multigrid.smoother =
+      solvers::parse_smoother(d.get_string("cfd.solver.smoother"), "cfd.solver.smoother");
+  c.solve.inner_tolerance = d.get_real("cfd.solver.inner_tolerance");
+  for (std::size_t i = 0; i < d.count("cfd.probes"); ++i) {
+    const auto p = d.get_reals("cfd.probes[" + std::to_string(i) + "].position");
+    c.probes.push_back({p[0], p[1], 0.0});
+  }
+  c.probe_every = static_cast<int>(d.get_int("cfd.probe_every"));
+  return c;
+}
+
+}  // namespace mantissa::cfd

@@ -1,0 +1,279 @@
+#include "CfdAdapter.hpp"
+
+#if __has_include(<cfd/CfdDeck.hpp>)  // only when the cfd module is built
+
+#include <cfd/CfdDeck.hpp>
+#include <cfd/Solver.hpp>
+#include <mantissa/core/Deck.hpp>
+#include <mantissa/core/Error.hpp>
+#include <mantissa/core/KokkosCompat.hpp>
+#include <mantissa/core/PrecisionSupport.hpp>
+#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/ReportSection.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace mantissa::app {
+
+namespace {
+
+template <class S>
+Field<double> to_fp64(const Field<S>& f, const Decomposition& decomp, const std::string& label) {
+  Field<double> d(label, decomp, f.ghost(0));
+  auto src = f.view();
+  auto dst = d.view();
+  Kokkos::parallel_for(
+      "mantissa::app::CfdModel::to_fp64",
+      Kokkos::RangePolicy<typename Field<S>::execution_space>(0, src.span()),
+      KOKKOS_LAMBDA(const std::size_t i) { dst.data()[i] = static_cast<double>(src.data()[i]); });
+  return d;
+}
+
+template <class S>
+void from_fp64(const Field<double>& d, Field<S>& f, const std::string& name) {
+  if (d.view().span() != f.view().span())
+    throw Error("cfd: state field '" + name + "' does not match the solver's field '" + f.label() +
+                "' (another mesh or ghost width?)");
+  auto src = d.view();
+  auto dst = f.view();
+  Kokkos::parallel_for(
+      "mantissa::app::CfdModel::from_fp64",
+      Kokkos::RangePolicy<typename Field<S>::execution_space>(0, src.span()),
+      KOKKOS_LAMBDA(const std::size_t i) { dst.data()[i] = S(src.data()[i]); });
+}
+
+template <class Storage, class Compute>
+class CfdModel final : public workflow::PhysicsModel {
+ public:
+  using solver_type = cfd::FlowSolver<Storage, Compute>;
+
+  CfdModel(const Decomposition& decomp, const cfd::Config& config)
+      : m_decomp(decomp), m_solver(decomp, config) {}
+
+  std::string describe() const override {
+    const auto& c = m_solver.config();
+    const auto& g = m_decomp.grid();
+    std::ostringstream os;
+    os << "cfd incompressible 2D MAC " << g.n[0] << "x" << g.n[1] << ", nu " << c.viscosity << ", "
+       << to_string(c.storage) << " storage / " << to_string(c.compute) << " compute / "
+       << to_string(c.solver) << " multigrid, dt " << m_solver.dt();
+    return os.str();
+  }
+  workflow::PrecisionSet precision() const override {
+    const auto& c = m_solver.config();
+    return {{workflow::role::storage, c.storage},
+            {workflow::role::compute, c.compute},
+            {workflow::role::solver, c.solver}};
+  }
+  std::string precision_support() const override {
+    for (const auto& s : mantissa::precision_support())
+      if (s.precision == m_solver.config().storage)
+        return s.storage_native && s.arithmetic_native ? "native" : "emulated";
+    return "emulated";
+  }
+
+  void initialize() override { m_solver.initialize(); }
+  void step(std::int64_t n) override { m_solver.run(static_cast<int>(n)); }
+  std::int64_t step_index() const override { return m_solver.step_index(); }
+  double time() const override { return m_solver.time(); }
+  double dt() const override { return m_solver.dt(); }
+
+  workflow::State state() const override {
+    const std::string base = "mantissa::app::CfdModel::";
+    workflow::State out;
+    out.push_back({"u", to_fp64(m_solver.u(), m_decomp, base + "u")});
+    out.push_back({"v", to_fp64(m_solver.v(), m_decomp, base + "v")});
+    for (int s = 0; s < 2; ++s) {
+      const std::string name = "phi_stage" + std::to_string(s + 1);
+      Field<double> p(base + name, m_decomp, m_solver.phi(s).ghost(0));
+      Kokkos::deep_copy(p.view(), m_solver.phi(s).view());
+      out.push_back({name, p});
+    }
+    fence("mantissa::app::CfdModel::state");
+    return out;
+  }
+
+  void set_state(const workflow::State& st, std::int64_t step, double time) override {
+    const char* names[4] = {"u", "v", "phi_stage1", "phi_stage2"};
+    if (st.size() != 4)
+      throw Error("cfd: a state has the 4 fields u, v, phi_stage1, phi_stage2; got " +
+                  std::to_string(st.size()));
+    for (int i = 0; i < 4; ++i)
+      if (st[std::size_t(i)].name != names[i])
+        throw Error("cfd: state field " + std::to_string(i) + " is '" + st[std::size_t(i)].name +
+                    "', expected '" + names[i] + "'");
+    from_fp64(st[0].field, m_solver.u(), "u");
+    from_fp64(st[1].field, m_solver.v(), "v");
+    for (int s = 0; s < 2; ++s) {
+      if (st[std::size_t(2 + s)].field.view().span() != m_solver.phi(s).view().span())
+        throw Error(std::string("cfd: state field '") + names[2 + s] + "' does not match the solver's");
+      Kokkos::deep_copy(m_solver.phi(s).view(), st[std::size_t(2 + s)].field.view());
+    }
+    fence("mantissa::app::CfdModel::set_state");
+    m_solver.restore(step, time);
+  }
+
+  workflow::Diagnostics diagnostics() const override {
+    const auto d = m_solver.diagnostics();
+    const auto& s = m_solver.last_solves();
+    workflow::Diagnostics out;
+    out.values = {{"kinetic_energy", d.kinetic_energy}, {"enstrophy", d.enstrophy},
+                  {"divergence", d.divergence},         {"solver_iterations", double(s.iterations)},
+                  {"solver_residual", s.max_residual},  {"cfl", d.cfl}};
+    out.finite = d.finite;
+    if (!d.finite)
+      out.where = "the velocity (cfd solver, step " + std::to_string(m_solver.step_index()) + ")";
+    return out;
+  }
+
+  workflow::Probes probes() const override {
+    workflow::Probes p;
+    const auto& c = m_solver.config();
+    for (const auto& q : c.probes) {
+      std::ostringstream os;
+      os << "(" << q[0] << ", " << q[1] << ")";
+      p.names.push_back(os.str());
+    }
+    p.positions = c.probes;
+    p.stride = c.probe_every;
+    p.quantity = "x velocity u";
+    p.unit = "velocity units of the deck (cfd.lid_velocity, cfd.initial.amplitude)";
+    p.length_unit = "mesh units";
+    p.time_unit = "time units";
+    return p;
+  }
+  std::vector<double> sample_probes() const override {
+    if (m_solver.config().probes.empty()) return {};
+    return m_solver.sample(0, m_solver.config().probes);
+  }
+
+  workflow::StepCost cost_per_step() const override {
+    // Interior update per stage: read u, v (and u^n), write the stage (the momentum), then the
+    // divergence (read u, v, write rhs), the correction (read phi, u, v, write u, v): about
+    // 14 words per cell per stage of Storage plus 3 of fp64, two stages; the Poisson solve's
+    // traffic is not counted (it varies with the iterations). Flops: ~60 per cell per stage.
+    const double n = double(m_decomp.grid().num_points());
+    const double bytes = 2.0 * n * (14.0 * sizeof(Storage) + 3.0 * sizeof(double));
+    return {n, bytes, 2.0 * 60.0 * n};
+  }
+
+ private:
+  const Decomposition& m_decomp;
+  solver_type m_solver;
+};
+
+// The flow's numbers per variant: the solver role (the main table shows storage/compute only),
+// the last sample's kinetic energy and enstrophy, the largest divergence norm over the samples,
+// and the mean multigrid cycles per step over the samples (the HPG-MxP iteration penalty of a
+// mixed-precision solve is the ratio to the reference's).
+class CfdReport final : public workflow::ReportSection {
+ public:
+  static std::string solver_of(const workflow::VariantResult& r) {
+    const auto at = r.precision.find("solver ");
+    if (at == std::string::npos) return "-";
+    const auto end = r.precision.find(',', at);
+    return r.precision.substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7);
+  }
+  static const std::vector<double>* series(const workflow::VariantResult& r, const std::string& name) {
+    for (const auto& d : r.diagnostics)
+      if (d.name == name) return &d.values;
+    return nullptr;
+  }
+  static double last(const workflow::VariantResult& r, const std::string& name) {
+    const auto* v = series(r, name);
+    return v && !v->empty() ? v->back() : std::nan("");
+  }
+  static double max_of(const workflow::VariantResult& r, const std::string& name) {
+    const auto* v = series(r, name);
+    if (!v || v->empty()) return std::nan("");
+    double m = 0.0;
+    for (double x : *v) m = std::fmax(m, x);
+    return m;
+  }
+  // Mean over the samples after step 0 (step 0 has had no solve).
+  static double mean_after_first(const workflow::VariantResult& r, const std::string& name) {
+    const auto* v = series(r, name);
+    if (!v || v->size() < 2) return std::nan("");
+    double s = 0.0;
+    for (std::size_t i = 1; i < v->size(); ++i) s += (*v)[i];
+    return s / double(v->size() - 1);
+  }
+  static std::string num(double x) {
+    if (!std::isfinite(x)) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.4g", x);
+    return buf;
+  }
+
+  void campaign_json(json::Writer& j, const workflow::Campaign& c) const override {
+    j.key("cfd").begin_object();
+    for (const auto& r : c.results()) {
+      j.key(r.name).begin_object();
+      j.field("solver", solver_of(r));
+      j.field("kinetic_energy_final", last(r, "kinetic_energy"));
+      j.field("enstrophy_final", last(r, "enstrophy"));
+      j.field("divergence_max", max_of(r, "divergence"));
+      j.field("solver_iterations_per_step", mean_after_first(r, "solver_iterations"));
+      j.field("solver_residual_max", max_of(r, "solver_residual"));
+      j.end_object();
+    }
+    j.end_object();
+  }
+  std::vector<std::string> table_columns() const override {
+    return {"multigrid", "KE (final)", "enstrophy (final)", "max div L2", "MG cycles/step"};
+  }
+  std::vector<std::string> table_cells(const workflow::VariantResult& r) const override {
+    return {solver_of(r), num(last(r, "kinetic_energy")), num(last(r, "enstrophy")),
+            num(max_of(r, "divergence")), num(mean_after_first(r, "solver_iterations"))};
+  }
+  std::string md_legend() const override {
+    return "multigrid: the pressure solve's inner precision (role solver; the outer iteration is fp64 to "
+           "cfd.solver.tolerance); KE, enstrophy: at the last sample; max div L2: largest L2 norm of the "
+           "velocity's divergence over the samples; MG cycles/step: multigrid cycles of both RK2 stages, "
+           "mean "
+           "over the samples after step 0; ";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<workflow::ReportSection> make_cfd_report(const workflow::ModelContext& /*ctx*/) {
+  return std::make_unique<CfdReport>();
+}
+
+workflow::PrecisionTable cfd_precisions() {
+  using P = Precision;
+  const auto set = [](P st, P co, P so) {
+    return workflow::PrecisionSet{
+        {workflow::role::storage, st}, {workflow::role::compute, co}, {workflow::role::solver, so}};
+  };
+  // The solver's instantiations (apps/cfd/Solver_fp64.cpp, Solver_fp32.cpp) times the multigrid's
+  // precisions (cfd::solver_level_precisions); the first combination with a given storage is
+  // the one a variant that names only storage/compute gets.
+  return {{workflow::role::storage, workflow::role::compute, workflow::role::solver},
+          {set(P::fp64, P::fp64, P::fp64), set(P::fp64, P::fp64, P::fp32), set(P::fp64, P::fp64, P::bf16),
+           set(P::fp64, P::fp64, P::fp16), set(P::fp32, P::fp32, P::fp32), set(P::fp32, P::fp32, P::fp64),
+           set(P::fp32, P::fp32, P::bf16)}};
+}
+
+std::unique_ptr<workflow::PhysicsModel> make_cfd_model(const workflow::ModelContext& ctx,
+                                                       const workflow::PrecisionSet& precision) {
+  if (!ctx.deck) throw Error("cfd: the physics needs the deck's cfd: section");
+  cfd::Config c = cfd::config_from_deck(*ctx.deck);
+  c.storage = precision.get(workflow::role::storage);
+  c.compute = precision.get(workflow::role::compute);
+  c.solver = precision.get(workflow::role::solver);
+  c.quiet = false;
+  const auto& d = *ctx.decomp;
+  using P = Precision;
+  if (c.storage == P::fp64 && c.compute == P::fp64) return std::make_unique<CfdModel<double, double>>(d, c);
+  if (c.storage == P::fp32 && c.compute == P::fp32) return std::make_unique<CfdModel<float, float>>(d, c);
+  throw Error("cfd: no solver for " + precision.describe() + "; use one of " + cfd_precisions().describe() +
+              " (campaign.variants[].storage/compute/solver)");
+}
+
+}  // namespace mantissa::app
+
+#endif

@@ -1,0 +1,23 @@
+#pragma once
+// cfd::FlowSolver<Storage, Compute> behind workflow::PhysicsModel, registered as "cfd"
+// (Registry.cpp) with its precision table: storage/compute fp64 or fp32, and the pressure
+// solve's multigrid (role `solver`) in fp64, fp32 or progressive bf16 / fp16. The state is
+// (u, v, phi_stage1, phi_stage2); u is the primary field the campaign compares. Diagnostics:
+// kinetic_energy (first, the energy the campaign tracks), enstrophy, divergence (L2 norm of the
+// velocity's divergence), solver_iterations (multigrid cycles of the last step, both stages),
+// solver_residual, cfl. Probes: u at cfd.probes. Its report section adds the solver role and the
+// flow's numbers to report.md's table and report.json's campaign.cfd.
+#include <mantissa/workflow/PhysicsModel.hpp>
+#include <mantissa/workflow/Registry.hpp>
+#include <mantissa/workflow/ReportSection.hpp>
+
+#include <memory>
+
+namespace mantissa::app {
+
+workflow::PrecisionTable cfd_precisions();
+std::unique_ptr<workflow::PhysicsModel> make_cfd_model(const workflow::ModelContext& ctx,
+                                                       const workflow::PrecisionSet& precision);
+std::unique_ptr<workflow::ReportSection> make_cfd_report(const workflow::ModelContext& ctx);
+
+}  // namespace mantissa::app
