@@ -4,7 +4,10 @@ import json
 import os
 import sys
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Version 1 reports read the same way: version 2 added keys (speed.timing, speed.bound,
+# subnormals, context.bounds) and made time_per_step_s the median of timed stretches.
+READABLE_VERSIONS = (1, 2)
 
 
 class ReportError(Exception):
@@ -21,9 +24,9 @@ def load(run_dir):
         rep = json.load(f)
     if rep.get("schema") != "mantissa-report":
         raise ReportError(f"{path}: not a mantissa report (schema = {rep.get('schema')!r})")
-    if rep.get("schema_version") != SCHEMA_VERSION:
+    if rep.get("schema_version") not in READABLE_VERSIONS:
         raise ReportError(f"{path}: report schema version {rep.get('schema_version')}, this script reads "
-                          f"{SCHEMA_VERSION}; use the postprocess/ of the mantissa that wrote it")
+                          f"{', '.join(map(str, READABLE_VERSIONS))}; use the postprocess/ of the mantissa that wrote it")
     h5 = os.path.join(run_dir, "report.h5")
     return rep, (h5 if os.path.isfile(h5) else None)
 

@@ -172,6 +172,15 @@ class SeismicModel final : public workflow::PhysicsModel {
     m_shot = shot;
   }
 
+  // p and p_old in the storage type, the CPML memory variables in the compute type (state()'s order).
+  std::vector<Precision> state_storage() const override {
+    auto& s = const_cast<solver_type&>(m_solver);  // the field lists hand out pointers; we only count
+    std::vector<Precision> out(s.state_fields().size(), m_solver.config().storage);
+    out.insert(out.end(), s.memory_fields().size(), m_solver.config().compute);
+    return out;
+  }
+  double fixed_step_seconds() override { return m_solver.fixed_step_seconds(); }
+
   workflow::StepCost cost_per_step() const override {
     // Roofline model of the interior update: read p^n, p^{n-1} and (c dt)^2, write p^{n+1}
     // (4 words per point); flops: per axis `order` multiply-adds of the centred stencil plus the

@@ -5,16 +5,34 @@
 #include <mantissa/workflow/PrecisionSet.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mantissa::workflow {
 
 struct VariantSpec {
+  VariantSpec() = default;
+  // {name, precision} as the tests and benches write it, and optionally the subnormal override.
+  VariantSpec(std::string n, PrecisionSet p, std::optional<bool> flush = std::nullopt)
+      : name(std::move(n)), precision(std::move(p)), flush_subnormals(flush) {}
+
   std::string name;  // unique, used in the report and as an HDF5 group name
   // The roles the deck gives (storage, compute, solver, ...); the physics' precision table
   // completes the others (PrecisionTable::complete).
   PrecisionSet precision;
+  // campaign.variants[].flush_subnormals: absent = the campaign's (CampaignConfig::flush_subnormals).
+  std::optional<bool> flush_subnormals;
+};
+
+// How every physics variant's stepping is timed for the speed column (PhysicsPhase, StepTimer):
+// after the accuracy run, `repeats` stretches of the same trajectory from the initial state,
+// each after `warmup_steps` untimed steps, nothing recorded inside them.
+struct TimingSpec {
+  int repeats = 5;                // 0: no timed stretches (the speed column is the in-run time)
+  std::int64_t warmup_steps = 5;  // untimed steps before each stretch
+  std::int64_t steps = -1;        // steps per stretch (-1: the rest of the run, steps - warmup_steps)
 };
 
 struct HybridSpec {
@@ -63,6 +81,10 @@ struct CampaignConfig {
   std::int64_t checkpoint_every = 0;  // campaign steps between periodic checkpoints (0: on signal only)
   std::int64_t stop_after_step = -1;  // test hook: raise SIGTERM after this many campaign steps
   double progress_every = 10.0;       // seconds between progress lines of a phase (0: none)
+  // Flush-to-zero + denormals-are-zero while the physics steps (core/FloatEnv.hpp); a variant
+  // may override it (VariantSpec::flush_subnormals).
+  bool flush_subnormals = true;
+  TimingSpec timing;
   // Context for the report.
   std::string deck_file, deck_hash, deck_resolved;
 };

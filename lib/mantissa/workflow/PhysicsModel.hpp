@@ -110,6 +110,15 @@ class PhysicsModel {
   virtual void select_experiment(int /*experiment*/) {}
 
   virtual StepCost cost_per_step() const = 0;
+
+  // For the speed column (issue 11). The precision each field of state() is stored in, in
+  // state()'s order, for the subnormal census (SubnormalCensus.hpp); empty: every field in the
+  // storage role's precision.
+  virtual std::vector<Precision> state_storage() const { return {}; }
+  // Seconds of the part of one step that does not shrink with the grid (halo exchanges,
+  // boundary fills, their fences), measured now on this rank without changing the state; < 0:
+  // not measured (the campaign then counts one kernel launch + fence).
+  virtual double fixed_step_seconds() { return -1.0; }
 };
 
 }  // namespace mantissa::workflow

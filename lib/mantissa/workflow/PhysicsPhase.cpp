@@ -1,19 +1,125 @@
 // The reference and the physics variants: the physics in one precision set, every experiment
 // of it, step by step from the same initial state, recorded against the reference.
 #include <mantissa/core/Error.hpp>
+#include <mantissa/core/FloatEnv.hpp>
+#include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/workflow/PhysicsPhase.hpp>
+#include <mantissa/workflow/StepTimer.hpp>
+#include <mantissa/workflow/SubnormalCensus.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 namespace mantissa::workflow {
 
+namespace {
+SubnormalMode mode_of(bool flush) {
+  return flush ? SubnormalMode::flush : SubnormalMode::keep;
+}
+
+std::string ms(double seconds) {
+  std::ostringstream os;
+  os.precision(3);
+  os << seconds * 1e3;
+  return os.str();
+}
+}  // namespace
+
 PhysicsPhase::PhysicsPhase(PhaseSpec spec, bool is_reference)
     : Phase(std::move(spec)), m_reference(is_reference) {}
+
+SubnormalMode PhysicsPhase::subnormal_mode(const CampaignConfig& cfg) const {
+  if (!m_reference)
+    for (const auto& v : cfg.variants)
+      if (v.name == name() && v.flush_subnormals) return mode_of(*v.flush_subnormals);
+  return mode_of(cfg.flush_subnormals);
+}
+
+void PhysicsPhase::census(PhaseContext& ctx, VariantResult& r, const PhysicsModel& model, std::int64_t step) {
+  PhaseTimer sw("campaign::census");
+  const State st = model.state();
+  std::vector<Precision> storage = model.state_storage();
+  if (storage.empty()) storage.assign(st.size(), model.precision().get(role::storage));
+  const auto c = subnormal_census(st, storage, ctx.comm());
+  if (r.census.empty())
+    for (const auto& f : c) r.census.push_back({f.field, std::string(to_string(f.storage)), f.values, {}, {}});
+  MANTISSA_ASSERT(r.census.size() == c.size(), "the state has " << c.size() << " fields, the census "
+                                                                 << r.census.size());
+  r.census_steps.push_back(step);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    r.census[i].subnormal.push_back(c[i].subnormal);
+    r.census[i].zero.push_back(c[i].zero);
+  }
+  r.time.analysis += sw.stop();
+}
+
+void PhysicsPhase::time_stepping_of(PhaseContext& ctx, VariantResult& r, PhysicsModel& model) {
+  const auto& cfg = ctx.config();
+  const auto& t = cfg.timing;
+  PhaseTimer sw("campaign::timing");
+  // The same trajectory as the accuracy run (experiment 0 from its initial state), so the
+  // timed steps see the same fields (the same subnormals, the same wave in the absorbing
+  // layers); each stretch starts over after an untimed warm-up.
+  model.select_experiment(0);
+  const std::int64_t warmup = std::max<std::int64_t>(0, std::min(t.warmup_steps, cfg.steps - 1));
+  const std::int64_t rest = cfg.steps - warmup;
+  TimingPlan plan;
+  plan.repeats = t.repeats;
+  plan.warmup_steps = warmup;
+  plan.steps = t.steps > 0 ? std::min(t.steps, rest) : rest;
+  ctx.log("timing " + r.name + ": " + std::to_string(plan.repeats) + " stretches of " +
+          std::to_string(plan.steps) + " steps, each after " + std::to_string(warmup) + " untimed steps");
+  Stepper stepper;
+  stepper.reset = [&model] { model.initialize(); };
+  stepper.advance = [&model](std::int64_t n) { model.step(n); };
+  stepper.fence = [] { fence("mantissa::workflow::PhysicsPhase::timing"); };
+  const TimingSummary sum = time_stepping(ctx.comm(), plan, stepper);
+  r.timed_seconds_per_step = sum.samples;
+  r.timed_steps_per_repeat = sum.steps_per_repeat;
+  r.timed_warmup_steps = sum.warmup_steps;
+  // The fixed part of a step, in the same job, right after: the physics' own (exchanges, fills)
+  // and one launch + fence; the slowest rank's.
+  double fixed = model.fixed_step_seconds(), gfixed = 0.0;
+  MPI_Allreduce(&fixed, &gfixed, 1, MPI_DOUBLE, MPI_MAX, ctx.comm());
+  r.fixed_step_seconds = gfixed;
+  r.launch_seconds = measure_launch_seconds(ctx.comm());
+  r.time.timing += sw.stop();
+  ctx.log("timed " + r.name + ": " + ms(sum.median) + " ms/step median [" + ms(sum.min) + " - " + ms(sum.max) +
+          "] of " + std::to_string(sum.repeats()) + "; fixed part " +
+          (gfixed >= 0 ? ms(gfixed) : std::string("n/a")) + " ms, launch " + ms(r.launch_seconds) + " ms");
+}
+
+void PhysicsPhase::measure_bound(PhaseContext& ctx, VariantResult& r) {
+  PhaseTimer sw("campaign::bounds");
+  const TriadBound b = measure_triad(ctx.comm());
+  r.triad_gbs = b.total_gbs;
+  r.triad_median_gbs = b.median_total_gbs;
+  r.triad_rank_min_gbs = b.rank_gbs_min;
+  r.triad_rank_max_gbs = b.rank_gbs_max;
+  r.triad_elements = static_cast<std::int64_t>(b.elements);
+  r.triad_where = b.where;
+  r.time.setup += sw.stop();
+  std::ostringstream os;
+  os.precision(3);
+  os << "memory bound (STREAM triad, " << b.where << "): " << b.total_gbs << " GB/s best, " << b.median_total_gbs
+     << " GB/s median of " << b.repeats;
+  ctx.log(os.str());
+}
 
 bool PhysicsPhase::run(PhaseContext& ctx, bool resumed) {
   VariantResult& r = ctx.result(name());
   auto& cur = ctx.cursor();
   const auto& cfg = ctx.config();
+  // The floating-point environment of this variant's stepping, on every host thread (FloatEnv);
+  // a resume sets it again.
+  const FloatEnvReport env = apply_float_env(subnormal_mode(cfg));
+  r.subnormals_requested = std::string(to_string(env.requested));
+  r.subnormals_in_force = env.in_force;
+  r.subnormals_control = env.control;
+  r.subnormals_mechanism = env.describe();
+  // The machine's memory bound, measured once in the job, before the first variant steps.
+  if (m_reference && cfg.timing.repeats > 0 && r.triad_gbs < 0.0) measure_bound(ctx, r);
   PhaseTimer setup("campaign::setup");
   auto model = ctx.make_physics(spec().precision);
   // One untimed step first (first-touch pages, thread start-up, lazy allocations), so that
@@ -46,12 +152,20 @@ bool PhysicsPhase::run(PhaseContext& ctx, bool resumed) {
     return experiments > 1 ? ", experiment " + std::to_string(e) + " of " + std::to_string(experiments)
                            : std::string();
   };
-  ctx.log(std::string(resumed ? "resuming " : "running ") + r.name + " (" + r.description + ")" + of_n(ex));
+  ctx.log(std::string(resumed ? "resuming " : "running ") + r.name + " (" + r.description + ")" + of_n(ex) +
+          "; subnormals " + env.describe());
   r.status = r.status == "failed" ? r.status : "running";
   auto record = [&](std::int64_t step) {
     ctx.record(r, *model, ex, step, trace_stride, cfg.steps, m_reference);
   };
-  if (!resumed) record(0);
+  // The subnormal census at experiment 0's sample steps (after the sample's own recording).
+  auto census_at = [&](std::int64_t step) {
+    if (ex == 0 && r.status != "failed" && ctx.is_sample_step(step, cfg.steps)) census(ctx, r, *model, step);
+  };
+  if (!resumed) {
+    record(0);
+    census_at(0);
+  }
   ctx.energy_meter().start();
   const auto cost = model->cost_per_step();
   std::int64_t s = model->step_index();
@@ -74,6 +188,7 @@ bool PhysicsPhase::run(PhaseContext& ctx, bool resumed) {
       ++s;
       ++r.steps_done;
       record(s);
+      census_at(s);
       progress.update(s, model->time());
       if (ctx.after_step() && r.status != "failed") {
         PhaseTimer io("campaign::checkpoint");
@@ -104,6 +219,9 @@ bool PhysicsPhase::run(PhaseContext& ctx, bool resumed) {
   r.bytes = cost.bytes * double(r.steps_done);
   r.flops = cost.flops * double(r.steps_done);
   if (stopped) return false;
+  // The speed column: the stepping alone, timed after the accuracy numbers are in (they are
+  // not touched: the model starts over from the initial state and nothing is recorded).
+  if (r.status != "failed" && cfg.timing.repeats > 0) time_stepping_of(ctx, r, *model);
   if (r.status != "failed") r.status = "ok";  // a resume inside a later experiment does not repeat finish()
   cur.experiment = 0;
   return true;
@@ -123,6 +241,8 @@ void PhysicsPhase::note_reference_memory(PhaseContext& ctx) {
 }
 
 void PhysicsPhase::after(PhaseContext& ctx) {
+  // The phases after this one (surrogate training, rollouts, the hybrid) run in the campaign's mode.
+  apply_float_env(mode_of(ctx.config().flush_subnormals));
   // The training states are needed only by an online-trained surrogate.
   if (m_reference && !ctx.has_surrogate()) ctx.reference_store().train_samples.clear();
 }

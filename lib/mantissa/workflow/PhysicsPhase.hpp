@@ -2,6 +2,13 @@
 // Phase kinds "reference" and "physics": the physics in the phase's precision set, every
 // experiment, step by step from the same initial state; the reference keeps its primary field at
 // the sample steps (and the online training states) for the phases after it.
+//
+// The speed column (issue 11): each phase steps under its subnormal mode (campaign.
+// flush_subnormals, a variant's override; FloatEnv on every host thread), counts the subnormal
+// values of every state field at the sample steps, and, after its accuracy run, times its
+// stepping as whole stretches of the same trajectory (campaign.timing; StepTimer) followed by
+// the step's fixed part. The reference first measures the machine's memory bound (triad).
+#include <mantissa/core/FloatEnv.hpp>
 #include <mantissa/workflow/Phase.hpp>
 #include <mantissa/workflow/PhaseContext.hpp>
 
@@ -15,6 +22,10 @@ class PhysicsPhase : public Phase {
 
  private:
   static void note_reference_memory(PhaseContext& ctx);
+  SubnormalMode subnormal_mode(const CampaignConfig& cfg) const;
+  static void census(PhaseContext& ctx, VariantResult& r, const PhysicsModel& model, std::int64_t step);
+  static void time_stepping_of(PhaseContext& ctx, VariantResult& r, PhysicsModel& model);
+  static void measure_bound(PhaseContext& ctx, VariantResult& r);
   bool m_reference;
 };
 

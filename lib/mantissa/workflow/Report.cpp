@@ -40,6 +40,24 @@ double stepping_seconds(const VariantResult& r) {
   return r.time.steps + r.time.inference;
 }
 
+}  // namespace
+
+SpeedSummary speed_summary(const VariantResult& r, const VariantResult& reference);
+
+namespace {
+// "0.153 [0.150-0.160]" (ms) for a timed variant, "0.153 (in-run)" otherwise.
+std::string step_cell(const SpeedSummary& sp) {
+  if (!sp.timed) return num(sp.time_per_step * 1e3) + " (in-run)";
+  return num(sp.timing.median * 1e3) + " [" + num(sp.timing.min * 1e3) + "-" + num(sp.timing.max * 1e3) + "]";
+}
+// "1.36", or "1.02 (noise)" when the ranges of the repeats overlap the reference's.
+std::string speedup_cell(const SpeedSummary& sp) {
+  return num(sp.speedup) + (sp.speedup_within_noise ? " (noise)" : "");
+}
+bool is_physics(const VariantResult& r) {
+  return r.kind == "reference" || r.kind == "physics";
+}
+
 void write_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
@@ -53,19 +71,51 @@ void write_file(const std::string& path, const std::string& text) {
 
 SpeedSummary speed_summary(const VariantResult& r, const VariantResult& reference) {
   SpeedSummary s;
+  const double nan = std::nan("");
   const double t = stepping_seconds(r);
-  if (r.steps_done > 0 && t > 0.0) {
-    s.time_per_step = t / double(r.steps_done);
-    s.cell_updates_per_s = r.cell_updates / t;
-    s.gflops = r.flops / t * 1e-9;
-  } else {
-    s.time_per_step = std::nan("");
+  s.in_run_time_per_step = (r.steps_done > 0 && t > 0.0) ? t / double(r.steps_done) : nan;
+  s.timed = !r.timed_seconds_per_step.empty();
+  if (s.timed) s.timing = summarize(r.timed_seconds_per_step, r.timed_steps_per_repeat, r.timed_warmup_steps);
+  s.time_per_step = s.timed ? s.timing.median : s.in_run_time_per_step;
+  if (s.time_per_step > 0.0) {
+    s.cell_updates_per_s = r.steps_done > 0 ? r.cell_updates / double(r.steps_done) / s.time_per_step : 0.0;
+    s.gflops = r.steps_done > 0 ? r.flops / double(r.steps_done) / s.time_per_step * 1e-9 : 0.0;
   }
   // Bandwidth only where the physics did the stepping (the traffic model is the physics').
-  if (r.time.steps > 0.0 && r.bytes > 0.0) s.bandwidth_gbs = r.bytes / r.time.steps * 1e-9;
-  const double tref =
-      reference.steps_done > 0 ? stepping_seconds(reference) / double(reference.steps_done) : 0.0;
-  s.speedup = (tref > 0.0 && s.time_per_step > 0.0) ? tref / s.time_per_step : std::nan("");
+  if (r.time.steps > 0.0 && r.bytes > 0.0 && r.steps_done > 0 && s.time_per_step > 0.0) {
+    const double bytes_per_step = r.bytes / double(r.steps_done);
+    // The in-run figure of a variant that was not timed: its stepping time, not the hybrid's inference.
+    s.bandwidth_gbs = bytes_per_step / (s.timed ? s.time_per_step : r.time.steps / double(r.steps_done)) * 1e-9;
+  }
+  // Speed-up against the reference measured the same way: timed medians where both were timed,
+  // else the in-run times (the surrogates, which have no timed stretches).
+  const bool ref_timed = !reference.timed_seconds_per_step.empty();
+  double tref = 0.0;
+  if (s.timed && ref_timed) {
+    tref = summarize(reference.timed_seconds_per_step).median;
+  } else {
+    const double tr = stepping_seconds(reference);
+    tref = reference.steps_done > 0 && tr > 0.0 ? tr / double(reference.steps_done) : 0.0;
+  }
+  const double mine = s.timed && ref_timed ? s.time_per_step : s.in_run_time_per_step;
+  s.speedup = (tref > 0.0 && mine > 0.0) ? tref / mine : nan;
+  s.speedup_within_noise = s.timed && ref_timed && &r != &reference && r.name != reference.name &&
+                           difference_within_noise(summarize(reference.timed_seconds_per_step), s.timing);
+  s.triad_gbs = reference.triad_gbs > 0.0 ? reference.triad_gbs : nan;
+  s.bandwidth_fraction = s.bandwidth_gbs > 0.0 && s.triad_gbs > 0.0 ? s.bandwidth_gbs / s.triad_gbs : nan;
+  s.fixed_step_seconds =
+      r.fixed_step_seconds >= 0.0 ? r.fixed_step_seconds : (r.launch_seconds >= 0.0 ? r.launch_seconds : nan);
+  s.fixed_fraction = s.fixed_step_seconds >= 0.0 && s.time_per_step > 0.0 ? s.fixed_step_seconds / s.time_per_step
+                                                                          : nan;
+  if (s.fixed_fraction >= fixed_cost_warning_fraction) {
+    std::ostringstream os;
+    os.precision(3);
+    os << r.name << ": the step (" << s.time_per_step * 1e3 << " ms) is close to its fixed part ("
+       << s.fixed_step_seconds * 1e3
+       << " ms: halo exchanges, boundary fills, launches), so it is too small to tell precisions apart; "
+          "time a larger grid (campaign.timing, mesh.n)";
+    s.warning = os.str();
+  }
   return s;
 }
 
@@ -75,7 +125,7 @@ std::string main_table(const Campaign& c) {
   const auto& sec = c.report_section();
   const auto extra = sec.table_columns();
   std::ostringstream os;
-  os << "| variant | storage/compute | status | time/step [ms] | speed-up vs " << ref.storage
+  os << "| variant | storage/compute | status | time/step [ms] median [min-max] | speed-up vs " << ref.storage
      << " | rel. L2 (final) | max error | ";
   for (const auto& h : extra) os << h << " | ";
   os << "energy drift | t(err > " << num(c.config().error_threshold) << ") |\n";
@@ -85,7 +135,7 @@ std::string main_table(const Campaign& c) {
   for (const auto& r : res) {
     const auto sp = speed_summary(r, ref);
     os << "| " << r.name << " | " << r.storage << "/" << r.compute << kind_note(r) << " | " << r.status
-       << " | " << num(sp.time_per_step * 1e3) << " | " << num(sp.speedup) << " | " << num(r.final_rel_l2)
+       << " | " << step_cell(sp) << " | " << speedup_cell(sp) << " | " << num(r.final_rel_l2)
        << " | " << num(r.final_max_error) << " | ";
     const auto cells = sec.table_cells(r);
     MANTISSA_ASSERT(cells.size() == extra.size(),
@@ -181,6 +231,17 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.value("wall_seconds", info.wall_seconds);
   j.value("memory_note", c.memory_note());
   j.value("energy_meter", c.energy_source());
+  // The machine's bounds, measured in this job (the reference phase, before any variant stepped).
+  const auto& ref0 = res.front();
+  if (ref0.triad_gbs > 0.0) {
+    j.begin_object("bounds");
+    j.value("triad_GBps", ref0.triad_gbs).value("triad_median_GBps", ref0.triad_median_gbs);
+    j.value("triad_rank_min_GBps", ref0.triad_rank_min_gbs).value("triad_rank_max_GBps", ref0.triad_rank_max_gbs);
+    j.value("triad_elements_per_rank", ref0.triad_elements).value("where", ref0.triad_where);
+    j.end_object();
+  } else {
+    j.null("bounds");
+  }
   j.end_object();
 
   j.begin_object("campaign");
@@ -255,11 +316,38 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
     j.begin_object("speed");
     j.begin_object("phases_s").value("setup", r.time.setup).value("steps", r.time.steps);
     j.value("training", r.time.training).value("inference", r.time.inference).value("io", r.time.io);
-    j.value("analysis", r.time.analysis).end_object();
+    j.value("analysis", r.time.analysis).value("timing", r.time.timing).end_object();
     j.value("steps", r.steps_done)
         .value("surrogate_steps", r.surrogate_steps)
         .value("physics_steps", r.physics_steps);
     j.value("time_per_step_s", sp.time_per_step).value("speedup_vs_reference", sp.speedup);
+    j.value("method", sp.timed ? "timed" : "in-run");
+    j.value("in_run_time_per_step_s", sp.in_run_time_per_step);
+    if (sp.timed) {
+      const auto& t = sp.timing;
+      j.begin_object("timing");
+      j.value("median_s", t.median).value("q1_s", t.q1).value("q3_s", t.q3).value("min_s", t.min);
+      j.value("max_s", t.max).value("relative_spread", t.relative_spread()).value("repeats", t.repeats());
+      j.value("steps_per_repeat", t.steps_per_repeat).value("warmup_steps", t.warmup_steps);
+      j.begin_array("samples_s");
+      for (double x : t.samples) j.value("", x);
+      j.end_array().end_object();
+    } else {
+      j.null("timing");
+    }
+    if (sp.timed && r.kind != "reference")
+      j.value("speedup_within_noise", sp.speedup_within_noise);
+    else
+      j.null("speedup_within_noise");
+    j.begin_object("bound").value("triad_GBps", sp.triad_gbs).value("fraction_of_triad", sp.bandwidth_fraction);
+    j.end_object();
+    j.value("fixed_step_s", sp.fixed_step_seconds);
+    j.value("launch_s", r.launch_seconds >= 0.0 ? r.launch_seconds : std::nan(""));
+    j.value("fixed_step_fraction", sp.fixed_fraction);
+    if (sp.warning.empty())
+      j.null("warning");
+    else
+      j.value("warning", sp.warning);
     j.value("cell_updates_per_s", sp.cell_updates_per_s > 0 ? sp.cell_updates_per_s : std::nan(""));
     j.value("effective_bandwidth_GBps", sp.bandwidth_gbs > 0 ? sp.bandwidth_gbs : std::nan(""));
     j.value("gflops", sp.gflops > 0 ? sp.gflops : std::nan(""));
@@ -270,6 +358,33 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
       j.null("energy_J");
     j.value("energy_note", r.energy_joules >= 0 ? c.energy_source() : std::string("not measured"));
     j.end_object();
+    if (!r.subnormals_requested.empty()) {
+      j.begin_object("subnormals");
+      j.value("requested", r.subnormals_requested).value("in_force", r.subnormals_in_force);
+      j.value("control", r.subnormals_control).value("mechanism", r.subnormals_mechanism);
+      j.begin_array("census_steps");
+      for (auto st : r.census_steps) j.value("", st);
+      j.end_array();
+      j.begin_array("census");
+      for (const auto& f : r.census) {
+        j.begin_object().value("field", f.name).value("storage", f.storage).value("values", f.values);
+        j.begin_array("subnormal");
+        for (auto x : f.subnormal) j.value("", x);
+        j.end_array().begin_array("zero");
+        for (auto x : f.zero) j.value("", x);
+        j.end_array().begin_array("subnormal_share");
+        double mx = 0.0;
+        for (auto x : f.subnormal) {
+          const double sh = f.values > 0 ? double(x) / double(f.values) : 0.0;
+          mx = std::fmax(mx, sh);
+          j.value("", sh);
+        }
+        j.end_array().value("max_subnormal_share", mx).end_object();
+      }
+      j.end_array().end_object();
+    } else {
+      j.null("subnormals");
+    }
     if (r.kind == "hybrid") {
       j.begin_object("hybrid").value("handovers", std::int64_t(r.handovers.size()));
       j.begin_array("events");
@@ -290,6 +405,104 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.end_object();
   j.end_object();
   return j.str();
+}
+
+// The speed column, read the way docs/user-guide.md ("Reading the speed column") explains.
+std::string speed_md(const Campaign& c) {
+  const auto& res = c.results();
+  const auto& ref = res.front();
+  std::ostringstream os;
+  os << "## Speed\n\n";
+  if (ref.triad_gbs > 0.0)
+    os << "Memory bound measured in this job (STREAM triad, " << ref.triad_where << ", "
+       << num(double(ref.triad_elements) * 24.0 / 1048576.0) << " MiB per rank): " << num(ref.triad_gbs)
+       << " GB/s best, " << num(ref.triad_median_gbs) << " GB/s median; per rank " << num(ref.triad_rank_min_gbs)
+       << "-" << num(ref.triad_rank_max_gbs) << " GB/s.\n\n";
+  else
+    os << "Memory bound: not measured (campaign.timing.repeats = 0).\n\n";
+  os << "| variant | subnormals | time/step median [ms] | q1-q3 [ms] | min-max [ms] | spread | repeats x steps | "
+        "speed-up | bandwidth [GB/s] | of triad | fixed part [ms] | in-run [ms] |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::vector<std::string> warnings;
+  for (const auto& r : res) {
+    const auto sp = speed_summary(r, ref);
+    const auto& t = sp.timing;
+    auto pct = [](double f) { return std::isfinite(f) ? num(100.0 * f) + " %" : std::string("n/a"); };
+    os << "| " << r.name << kind_note(r) << " | " << (r.subnormals_in_force.empty() ? "-" : r.subnormals_in_force)
+       << " | ";
+    if (sp.timed)
+      os << num(t.median * 1e3) << " | " << num(t.q1 * 1e3) << "-" << num(t.q3 * 1e3) << " | " << num(t.min * 1e3)
+         << "-" << num(t.max * 1e3) << " | " << pct(t.relative_spread()) << " | " << t.repeats() << " x "
+         << t.steps_per_repeat << " | ";
+    else
+      os << num(sp.time_per_step * 1e3) << " (in-run) | - | - | - | - | ";
+    os << speedup_cell(sp) << " | " << (sp.bandwidth_gbs > 0.0 ? num(sp.bandwidth_gbs) : std::string("n/a"))
+       << " | " << pct(sp.bandwidth_fraction) << " | "
+       << (std::isfinite(sp.fixed_step_seconds) ? num(sp.fixed_step_seconds * 1e3) : std::string("n/a")) << " | "
+       << num(sp.in_run_time_per_step * 1e3) << " |\n";
+    if (!sp.warning.empty()) warnings.push_back(sp.warning);
+  }
+  os << "\nTime per step: the median of the timed stretches (each the same trajectory as the accuracy run, "
+        "from the initial state after untimed warm-up steps, nothing recorded inside it; the slowest rank's "
+        "time); spread = (max - min) / median; \"(noise)\": the repeats' range overlaps the reference's, so "
+        "the speed-up is inside the noise. In-run: the accuracy run's own stepping, one fenced step at a "
+        "time (surrogates have only this). Bandwidth: the physics' minimum-traffic model per step / time per "
+        "step, and as a fraction of the triad. Fixed part: the step's halo exchanges and boundary fills (or "
+        "one kernel launch + fence) timed alone in this job.\n\n";
+  for (const auto& w : warnings) os << "**Warning** " << w << ".\n\n";
+  return os.str();
+}
+
+// The subnormal mode in force per variant, the census, and what flushing changed where a deck
+// ran the same precision with and without it.
+std::string subnormals_md(const Campaign& c) {
+  const auto& res = c.results();
+  std::ostringstream os;
+  os << "## Subnormals\n\n";
+  for (const auto& r : res) {
+    if (r.subnormals_requested.empty()) continue;
+    os << "- " << r.name << ": " << r.subnormals_mechanism;
+    bool any = false;
+    for (const auto& f : r.census) {
+      double mx = 0.0;
+      std::int64_t at = 0;
+      for (std::size_t i = 0; i < f.subnormal.size(); ++i) {
+        const double sh = f.values > 0 ? double(f.subnormal[i]) / double(f.values) : 0.0;
+        if (sh > mx) {
+          mx = sh;
+          at = i < r.census_steps.size() ? r.census_steps[i] : 0;
+        }
+      }
+      if (mx <= 0.0) continue;
+      any = true;
+      const double last = f.subnormal.empty() || f.values == 0 ? 0.0 : double(f.subnormal.back()) / double(f.values);
+      os << "; " << f.name << " (" << f.storage << "): " << num(100.0 * mx, 3) << " % subnormal at most (step "
+         << at << "), " << num(100.0 * last, 3) << " % at the end";
+    }
+    if (!any)
+      os << "; no subnormal value in any of its " << r.census.size() << " state fields at the "
+         << r.census_steps.size() << " sample steps";
+    os << "\n";
+  }
+  // Same precision, one flushing and one not: what flushing changed.
+  for (std::size_t a = 0; a < res.size(); ++a)
+    for (std::size_t b = a + 1; b < res.size(); ++b) {
+      const auto &x = res[a], &y = res[b];
+      if (!is_physics(x) || !is_physics(y) || x.precision != y.precision || x.subnormals_in_force.empty() ||
+          x.subnormals_in_force == y.subnormals_in_force)
+        continue;
+      const auto sx = speed_summary(x, res.front()), sy = speed_summary(y, res.front());
+      os << "\nFlushing, same precision (" << x.precision << "): " << x.name << " (" << x.subnormals_in_force
+         << ") rel. L2 " << num(x.final_rel_l2) << ", " << num(sx.time_per_step * 1e3) << " ms/step; " << y.name
+         << " (" << y.subnormals_in_force << ") rel. L2 " << num(y.final_rel_l2) << ", "
+         << num(sy.time_per_step * 1e3) << " ms/step.\n";
+    }
+  os << "\nShares are of the owned points of each state field that are subnormal in the type the field is "
+        "stored in, at the sample steps of the first experiment (counted on the bits, so flushing does not "
+        "hide them from the count). fp16 storage rounds what would be fp32 subnormals to zero; its own subnormals "
+        "(below 6.1e-5) are normal numbers once converted to the fp32 the update computes in, so they cost "
+        "the arithmetic nothing.\n\n";
+  return os.str();
 }
 
 std::string report_md(const Campaign& c, const ReportInfo& info) {
@@ -314,6 +527,8 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
      << c.report_section().md_legend()
      << "energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
         "time the relative L2 passed the threshold. Definitions: docs/user-guide.md.\n\n";
+  os << speed_md(c);
+  os << subnormals_md(c);
   os << "## Speed details\n\n| variant | set-up [s] | steps [s] | inference [s] | analysis [s] | cell "
         "updates/s | "
         "bandwidth [GB/s] | GFLOP/s | memory HWM [MiB] | energy [J] "

@@ -5,13 +5,19 @@
 // columns, keys and files through its ReportSection (ReportSection.hpp).
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/Machine.hpp>
+#include <mantissa/workflow/StepTimer.hpp>
 
 #include <string>
 #include <vector>
 
 namespace mantissa::workflow {
 
-inline constexpr int report_schema_version = 1;
+// 2: the speed column is the median of timed stretches (speed.timing), with the measured bounds
+// (context.bounds, speed.bound), the step's fixed part and the subnormal census (issue 11).
+inline constexpr int report_schema_version = 2;
+// A variant's step whose fixed part (halo exchanges, boundary fills, launches) is at least this
+// fraction of its time per step is too small to tell precisions apart: the report warns.
+inline constexpr double fixed_cost_warning_fraction = 0.5;
 
 struct ReportInfo {
   MachineInfo machine;
@@ -31,11 +37,23 @@ std::string main_table(const Campaign& campaign);
 
 // Derived speed numbers of one variant, shared by the writers (and tested).
 struct SpeedSummary {
-  double time_per_step = 0.0;       // seconds per physics step (or physics-step equivalent)
-  double speedup = 0.0;             // reference time per step / this time per step
+  // Seconds per physics step (or physics-step equivalent): the median of the timed stretches
+  // where the variant was timed, else the accuracy run's own stepping time per step.
+  double time_per_step = 0.0;
+  double speedup = 0.0;             // reference time per step / this time per step (same method)
   double cell_updates_per_s = 0.0;  // 0: not counted
   double bandwidth_gbs = 0.0;       // effective, from the physics' traffic model; 0: not counted
   double gflops = 0.0;              // 0: not counted
+
+  bool timed = false;                   // time_per_step is the median of timed stretches
+  TimingSummary timing;                 // of the timed stretches (when timed)
+  double in_run_time_per_step = 0.0;    // the accuracy run's stepping / its steps (NaN: none)
+  bool speedup_within_noise = false;    // timed, not the reference, and its range overlaps the reference's
+  double triad_gbs = 0.0;               // the measured memory bound (the reference's triad); NaN: not measured
+  double bandwidth_fraction = 0.0;      // bandwidth_gbs / triad_gbs; NaN: either not there
+  double fixed_step_seconds = 0.0;      // the step's fixed part (physics' own, else a launch); NaN: not measured
+  double fixed_fraction = 0.0;          // fixed_step_seconds / time_per_step; NaN: not measured
+  std::string warning;                  // non-empty: the step is too small to tell precisions apart
 };
 SpeedSummary speed_summary(const VariantResult& r, const VariantResult& reference);
 

@@ -45,9 +45,20 @@ struct Metric {
   int integer = 0;  // 1: written as an integer (a lag in steps)
 };
 
+// One state field's subnormal census at the sample steps (SubnormalCensus.hpp): values that are
+// subnormal in the type the field is stored in, one count per sample step of experiment 0.
+struct CensusSeries {
+  std::string name;
+  std::string storage;             // the field's storage precision
+  std::int64_t values = 0;         // owned points over all ranks
+  std::vector<std::int64_t> subnormal;  // per sample step (VariantResult::census_steps)
+  std::vector<std::int64_t> zero;       // exactly +-0, per sample step
+};
+
 struct PhaseTimes {
   double setup = 0.0, steps = 0.0, training = 0.0, inference = 0.0, io = 0.0;  // seconds
   double analysis = 0.0;  // comparisons against the reference, diagnostics, probes (not in time per step)
+  double timing = 0.0;    // the timed stretches and the fixed-cost measurement after the accuracy run
 };
 
 struct VariantResult {
@@ -87,6 +98,29 @@ struct VariantResult {
   double cell_updates = 0.0, bytes = 0.0, flops = 0.0;  // totals over the phase; 0: not counted
   double memory_hwm_mib = 0.0;  // process high-water mark after the phase (max over ranks)
   double energy_joules = -1.0;  // < 0: not measured
+  // Timed stretches after the accuracy run (StepTimer; campaign.timing): seconds per step of each
+  // repeat, in the order run; empty: not timed (the speed column is the in-run time).
+  std::vector<double> timed_seconds_per_step;
+  std::int64_t timed_steps_per_repeat = 0, timed_warmup_steps = 0;
+  // The step's fixed part, measured in the same job right after the timing (max over ranks, s):
+  // the physics' own (halo exchanges, boundary fills; PhysicsModel::fixed_step_seconds) and one
+  // kernel launch + fence; < 0: not measured.
+  double fixed_step_seconds = -1.0, launch_seconds = -1.0;
+  // The machine's memory bound (Machine.hpp measure_triad), measured once at the start of the
+  // reference phase (the campaign's first) and kept in the reference's result; < 0: not measured.
+  double triad_gbs = -1.0, triad_median_gbs = -1.0, triad_rank_min_gbs = -1.0, triad_rank_max_gbs = -1.0;
+  std::int64_t triad_elements = 0;
+  std::string triad_where;
+
+  // Floating-point environment while the physics stepped (core/FloatEnv.hpp); empty for
+  // phases that set none (surrogates run in the campaign's mode).
+  std::string subnormals_requested;  // "flush" | "keep"
+  std::string subnormals_in_force;   // "flush" | "keep" | "mixed"
+  std::string subnormals_control;    // "run-time" | "compile-time" | "none"
+  std::string subnormals_mechanism;  // FloatEnvReport::describe()
+  // Subnormal census of every state field at the sample steps of experiment 0.
+  std::vector<std::int64_t> census_steps;
+  std::vector<CensusSeries> census;
 
   // Hybrid.
   std::vector<HandOver> handovers;
@@ -165,6 +199,15 @@ void serialize(Archive& a, Metric& m) {
 }
 
 template <class Archive>
+void serialize(Archive& a, CensusSeries& c) {
+  a("name", c.name);
+  a("storage", c.storage);
+  a("values", c.values);
+  a("subnormal", c.subnormal);
+  a("zero", c.zero);
+}
+
+template <class Archive>
 void serialize(Archive& a, VariantResult& r) {
   a("name", r.name);
   a("kind", r.kind);
@@ -198,6 +241,7 @@ void serialize(Archive& a, VariantResult& r) {
   a("time_inference", r.time.inference);
   a("time_io", r.time.io);
   a("time_analysis", r.time.analysis);
+  a("time_timing", r.time.timing);
   a("trace_stride", r.trace_stride);
   a("steps_done", r.steps_done);
   a("surrogate_steps", r.surrogate_steps);
@@ -214,6 +258,23 @@ void serialize(Archive& a, VariantResult& r) {
   a("baseline_zero", r.baseline_zero);
   a("baseline_persistence", r.baseline_persistence);
   a("baseline_linear", r.baseline_linear);
+  a("timed_seconds_per_step", r.timed_seconds_per_step);
+  a("timed_steps_per_repeat", r.timed_steps_per_repeat);
+  a("timed_warmup_steps", r.timed_warmup_steps);
+  a("fixed_step_seconds", r.fixed_step_seconds);
+  a("launch_seconds", r.launch_seconds);
+  a("triad_gbs", r.triad_gbs);
+  a("triad_median_gbs", r.triad_median_gbs);
+  a("triad_rank_min_gbs", r.triad_rank_min_gbs);
+  a("triad_rank_max_gbs", r.triad_rank_max_gbs);
+  a("triad_elements", r.triad_elements);
+  a("triad_where", r.triad_where);
+  a("subnormals_requested", r.subnormals_requested);
+  a("subnormals_in_force", r.subnormals_in_force);
+  a("subnormals_control", r.subnormals_control);
+  a("subnormals_mechanism", r.subnormals_mechanism);
+  a("census_steps", r.census_steps);
+  a.list("subnormal_census", r.census);
 }
 
 template <class Archive>

@@ -72,9 +72,30 @@ void register_schema(Schema& s, const Registry& registry) {
   s.integer("campaign.stop_after_step",
             "testing aid: raise SIGTERM after this many campaign steps, as Slurm would (-1: never)", -1, -1,
             imax);
+  s.boolean("campaign.flush_subnormals",
+            "flush subnormal numbers to zero (FTZ + DAZ) on every host thread while the physics steps; "
+            "CUDA/HIP device code has the mode it was compiled with (Mantissa_DEVICE_FLUSH_DENORMALS); "
+            "the report states what was in force per variant",
+            true);
+  s.section("campaign.timing",
+            "How the speed column is measured: after each physics variant's accuracy run, repeated timed "
+            "stretches of the same trajectory, nothing recorded inside them (docs/user-guide.md, \"Reading "
+            "the speed column\").");
+  s.integer("campaign.timing.repeats",
+            "timed stretches per physics variant (median and spread); 0: none, the speed column is then "
+            "the accuracy run's own step time",
+            5, 0, 1000);
+  s.integer("campaign.timing.warmup_steps", "untimed steps from the initial state before each stretch", 5, 0,
+            imax);
+  s.integer("campaign.timing.steps",
+            "steps per timed stretch (-1: the rest of the run, run.steps - warmup_steps)", -1, -1, imax);
   s.record_list("campaign.variants",
                 "physics variants run next to the reference, from the same initial state");
   s.string("campaign.variants[].name", "unique name of the variant in the report", std::nullopt);
+  s.boolean("campaign.variants[].flush_subnormals",
+            "this variant's campaign.flush_subnormals (absent: the campaign's); two variants of the same "
+            "precision, one flushing and one not, show what flushing changes",
+            std::nullopt, true);
   // One key per precision role of the registered physics, choices from their precision tables
   // (PrecisionTable): storage is required, compute defaults to fp32, the others are optional and
   // completed by the physics' table when absent.
@@ -153,6 +174,10 @@ CampaignConfig config_from_deck(const Deck& deck) {
   c.receiver_max_lag = deck.get_int("campaign.receiver_max_lag");
   c.snapshots = deck.get_bool("campaign.snapshots");
   c.stop_after_step = deck.get_int("campaign.stop_after_step");
+  c.flush_subnormals = deck.get_bool("campaign.flush_subnormals");
+  c.timing.repeats = static_cast<int>(deck.get_int("campaign.timing.repeats"));
+  c.timing.warmup_steps = deck.get_int("campaign.timing.warmup_steps");
+  c.timing.steps = deck.get_int("campaign.timing.steps");
   // checkpoint.every (core section) counts campaign steps here: every phase's steps in turn.
   if (deck.has("checkpoint.enabled") && deck.get_bool("checkpoint.enabled") && deck.has("checkpoint.every"))
     c.checkpoint_every = deck.get_int("checkpoint.every");
@@ -161,6 +186,7 @@ CampaignConfig config_from_deck(const Deck& deck) {
     const std::string p = "campaign.variants[" + std::to_string(i) + "].";
     VariantSpec v;
     v.name = deck.get_string(p + "name");
+    if (deck.has(p + "flush_subnormals")) v.flush_subnormals = deck.get_bool(p + "flush_subnormals");
     for (const char* role : {role::storage, role::compute, role::solver})
       if (deck.has(p + role)) v.precision.set(role, parse_precision(deck.get_string(p + role), p + role));
     c.variants.push_back(v);

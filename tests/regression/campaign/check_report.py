@@ -44,7 +44,7 @@ SPEED_KEYS = ["phases_s", "steps", "time_per_step_s", "speedup_vs_reference", "c
 
 def check_schema(rep):
     check(rep.get("schema") == "mantissa-report", "schema name")
-    check(rep.get("schema_version") == 1, "schema_version 1")
+    check(rep.get("schema_version") == 2, "schema_version 2")
     for k in ("mantissa", "context", "campaign", "surrogate", "variants", "outputs"):
         check(k in rep, f"top-level key {k}")
     ctx = rep["context"]
@@ -60,6 +60,51 @@ def check_schema(rep):
         for k in SPEED_KEYS:
             check(k in v["speed"], f"{v['name']}: speed.{k}")
         check(v["precision_support"] in ("native", "emulated"), f"{v['name']}: precision_support")
+        check_speed_section(rep, v)
+
+
+def check_speed_section(rep, v):
+    """Issue 11: every physics variant's speed column is a timed median with its spread, the
+    measured bound and the fraction of it; the subnormal mode and census are stated."""
+    s, name = v["speed"], v["name"]
+    for k in ("method", "timing", "in_run_time_per_step_s", "bound", "fixed_step_s", "fixed_step_fraction",
+              "warning", "speedup_within_noise"):
+        check(k in s, f"{name}: speed.{k}")
+    if v["kind"] not in ("reference", "physics"):
+        check(s.get("method") == "in-run" and s.get("timing") is None, f"{name}: surrogates are timed in-run")
+        return
+    b = rep["context"].get("bounds")
+    check(b is not None and finite(b.get("triad_GBps")) and b["triad_GBps"] > 0, "context.bounds.triad_GBps")
+    check(s.get("method") == "timed", f"{name}: speed.method {s.get('method')}")
+    t = s.get("timing") or {}
+    for k in ("median_s", "q1_s", "q3_s", "min_s", "max_s", "relative_spread"):
+        check(finite(t.get(k)), f"{name}: speed.timing.{k} = {t.get(k)}")
+    if all(finite(t.get(k)) for k in ("median_s", "min_s", "max_s", "q1_s", "q3_s")):
+        check(t["min_s"] <= t["q1_s"] <= t["median_s"] <= t["q3_s"] <= t["max_s"], f"{name}: order statistics")
+        check(s["time_per_step_s"] == t["median_s"], f"{name}: time_per_step_s is the timed median")
+    check(len(t.get("samples_s", [])) == t.get("repeats", -1) and t.get("repeats", 0) >= 3,
+          f"{name}: samples and repeats")
+    check(t.get("steps_per_repeat", 0) > 0, f"{name}: steps per repeat")
+    bd = s.get("bound") or {}
+    check(finite(bd.get("triad_GBps")) and b is not None and bd["triad_GBps"] == b["triad_GBps"],
+          f"{name}: speed.bound.triad_GBps is the context's")
+    check(finite(bd.get("fraction_of_triad")) and bd["fraction_of_triad"] > 0, f"{name}: fraction of triad")
+    if finite(bd.get("fraction_of_triad")) and finite(s.get("effective_bandwidth_GBps")):
+        check(abs(bd["fraction_of_triad"] * bd["triad_GBps"] / s["effective_bandwidth_GBps"] - 1) < 1e-12,
+              f"{name}: fraction = bandwidth / triad")
+    check(finite(s.get("fixed_step_s")) and s["fixed_step_s"] > 0, f"{name}: fixed part of the step measured")
+    check((s.get("warning") is not None) == (finite(s.get("fixed_step_fraction")) and s["fixed_step_fraction"] >= 0.5),
+          f"{name}: warning exactly when the fixed part is at least half the step")
+    if s.get("warning") is not None:
+        check(name in s["warning"], f"{name}: the warning names the variant")
+    sub = v.get("subnormals") or {}
+    check(sub.get("requested") in ("flush", "keep") and sub.get("in_force") in ("flush", "keep", "mixed"),
+          f"{name}: subnormal mode stated")
+    steps = sub.get("census_steps", [])
+    check(len(steps) == v["accuracy"]["samples"], f"{name}: a census at every sample step")
+    for f in sub.get("census", []):
+        check(len(f["subnormal"]) == len(steps) and f["values"] > 0 and all(0 <= x <= f["values"] for x in f["subnormal"]),
+              f"{name}: census of {f.get('field')}")
 
 
 def check_numbers(rep):

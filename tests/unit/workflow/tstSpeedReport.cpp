@@ -1,0 +1,298 @@
+// The campaign's speed column (issue 11) with the test physics of TestModels.hpp, at 1 and 2
+// ranks: every physics variant is timed as whole stretches after its accuracy run (median,
+// spread), the measured memory bound and the fraction of it are in the report for every
+// variant, the fixed part of the step is measured and the warning follows it, the subnormal
+// mode is applied per variant (a variant may override the campaign's) and stated, the census
+// is taken at every sample step and counts exactly, and the timing leaves every accuracy number
+// bit for bit as a run without it. Timings themselves are never asserted.
+#include "TestModels.hpp"
+
+#include <mantissa/core/FloatEnv.hpp>
+#include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/RunDirectory.hpp>
+#include <mantissa/workflow/SubnormalCensus.hpp>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+namespace mw = mantissa::workflow;
+namespace fs = std::filesystem;
+using mantissa::Precision;
+
+namespace {
+
+int rank_of_world() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+std::string scratch(const std::string& name) {
+  long pid = static_cast<long>(getpid());
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string path =
+      (fs::temp_directory_path() / ("mantissa-speed-" + std::to_string(pid) + "-" + name)).string();
+  if (rank_of_world() == 0) fs::remove_all(path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return path;
+}
+
+mantissa::Grid grid() {
+  mantissa::Grid g;
+  g.dim = 2;
+  g.n = {32, 24, 1};
+  g.periodic = {true, true, false};
+  return g;
+}
+
+mw::PrecisionSet fp32() {
+  return {{mw::role::storage, Precision::fp32}, {mw::role::compute, Precision::fp32}};
+}
+
+mw::CampaignConfig config() {
+  mw::CampaignConfig c;
+  c.physics = "testwave";
+  c.steps = 40;
+  c.sample_every = 10;
+  c.error_threshold = 1e-3;
+  c.variants = {{"fp32", fp32()}, {"fp32-keep", fp32(), false}};
+  c.surrogate.enabled = true;
+  c.surrogate.model = "linear";
+  c.surrogate.rollout = {Precision::fp32};
+  c.timing.repeats = 3;
+  c.timing.warmup_steps = 2;
+  c.deck_hash = "test";
+  return c;
+}
+
+struct Run {
+  std::vector<mw::VariantResult> results;
+  std::string json, md;
+};
+
+Run run(const mw::CampaignConfig& cfg, const std::string& dir) {
+  const auto reg = mw::test::test_registry();
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  mw::RunDirectory rd(MPI_COMM_WORLD, dir, mw::RunMode::overwrite);
+  rd.commit();
+  mw::Campaign c(cfg, reg, {nullptr, &decomp}, dir, false);
+  EXPECT_EQ(c.run(), mw::Campaign::Outcome::finished);
+  Run r;
+  r.results = c.results();
+  mw::ReportInfo info;
+  info.machine = mw::machine_info(MPI_COMM_WORLD);
+  mw::write_report(c, info, dir);
+  if (rank_of_world() == 0) {
+    std::stringstream a, b;
+    a << std::ifstream(dir + "/report.json").rdbuf();
+    b << std::ifstream(dir + "/report.md").rdbuf();
+    r.json = a.str();
+    r.md = b.str();
+  }
+  return r;
+}
+
+const mw::VariantResult& by_name(const Run& r, const std::string& name) {
+  for (const auto& v : r.results)
+    if (v.name == name) return v;
+  throw std::runtime_error("no variant " + name);
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// +-0 on the bits: under denormals-are-zero (the campaign leaves its mode on this thread) a
+// subnormal compares equal to 0.0.
+bool is_zero_bits(double x) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &x, sizeof u);
+  return (u & ~(std::uint64_t(1) << 63)) == 0;
+}
+
+bool host_mode_settable() {
+  return std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value &&
+         mantissa::host_float_env_controllable();
+}
+
+TEST(SpeedReport, EveryPhysicsVariantIsTimedWithSpreadBoundAndFraction) {
+  const auto r = run(config(), scratch("timed"));
+  const auto& ref = by_name(r, "reference");
+  // The bound, measured once, before the first variant stepped.
+  ASSERT_GT(ref.triad_gbs, 0.0);
+  EXPECT_TRUE(std::isfinite(ref.triad_gbs));
+  EXPECT_GE(ref.triad_gbs, ref.triad_median_gbs);  // best of the repeats
+  EXPECT_FALSE(ref.triad_where.empty());
+  for (const std::string name : {"reference", "fp32", "fp32-keep"}) {
+    SCOPED_TRACE(name);
+    const auto& v = by_name(r, name);
+    EXPECT_EQ(v.status, "ok");
+    ASSERT_EQ(v.timed_seconds_per_step.size(), 3u);
+    EXPECT_EQ(v.timed_warmup_steps, 2);
+    EXPECT_EQ(v.timed_steps_per_repeat, 38);  // the rest of the run after the warm-up
+    EXPECT_EQ(v.steps_done, 40);              // the timed steps are not counted as campaign steps
+    const auto sp = mw::speed_summary(v, ref);
+    ASSERT_TRUE(sp.timed);
+    EXPECT_EQ(sp.time_per_step, sp.timing.median);
+    EXPECT_LE(sp.timing.min, sp.timing.q1);
+    EXPECT_LE(sp.timing.q1, sp.timing.median);
+    EXPECT_LE(sp.timing.median, sp.timing.q3);
+    EXPECT_LE(sp.timing.q3, sp.timing.max);
+    EXPECT_GT(sp.timing.min, 0.0);
+    EXPECT_GT(sp.in_run_time_per_step, 0.0);
+    EXPECT_EQ(sp.triad_gbs, ref.triad_gbs);
+    ASSERT_GT(sp.bandwidth_gbs, 0.0);
+    EXPECT_DOUBLE_EQ(sp.bandwidth_fraction, sp.bandwidth_gbs / ref.triad_gbs);
+    // The test physics has no fixed-cost hook: the campaign measured one launch + fence.
+    EXPECT_LT(v.fixed_step_seconds, 0.0);
+    ASSERT_GT(v.launch_seconds, 0.0);
+    EXPECT_EQ(sp.fixed_step_seconds, v.launch_seconds);
+    EXPECT_DOUBLE_EQ(sp.fixed_fraction, v.launch_seconds / sp.time_per_step);
+    EXPECT_EQ(sp.warning.empty(), sp.fixed_fraction < mw::fixed_cost_warning_fraction);
+    if (!sp.warning.empty()) {
+      EXPECT_NE(sp.warning.find(name), std::string::npos);
+    }
+    if (name == "reference") {
+      EXPECT_EQ(sp.speedup, 1.0);
+      EXPECT_FALSE(sp.speedup_within_noise);
+    } else {
+      EXPECT_DOUBLE_EQ(sp.speedup, mw::speed_summary(ref, ref).time_per_step / sp.time_per_step);
+      EXPECT_EQ(sp.speedup_within_noise, mw::difference_within_noise(mw::speed_summary(ref, ref).timing, sp.timing));
+    }
+  }
+  // A surrogate rollout is not timed in stretches: in-run, against the reference's in-run time.
+  const auto& sur = by_name(r, "surrogate-fp32");
+  EXPECT_TRUE(sur.timed_seconds_per_step.empty());
+  const auto ssp = mw::speed_summary(sur, ref);
+  EXPECT_FALSE(ssp.timed);
+  EXPECT_EQ(ssp.time_per_step, ssp.in_run_time_per_step);
+  EXPECT_DOUBLE_EQ(ssp.speedup, mw::speed_summary(ref, ref).in_run_time_per_step / ssp.time_per_step);
+  EXPECT_TRUE(sur.subnormals_requested.empty());
+
+  if (rank_of_world() != 0) return;
+  EXPECT_NE(r.json.find("\"schema_version\": 2"), std::string::npos);
+  EXPECT_NE(r.json.find("\"triad_GBps\""), std::string::npos);
+  // Per variant: 3 timed (median, spread), 4 with a bound and its fraction and a fixed part.
+  EXPECT_EQ(count(r.json, "\"median_s\""), 3u);
+  EXPECT_EQ(count(r.json, "\"relative_spread\""), 3u);
+  EXPECT_EQ(count(r.json, "\"method\": \"timed\""), 3u);
+  EXPECT_EQ(count(r.json, "\"method\": \"in-run\""), 1u);
+  EXPECT_EQ(count(r.json, "\"fraction_of_triad\""), 4u);
+  EXPECT_EQ(count(r.json, "\"fixed_step_s\""), 4u);
+  EXPECT_EQ(count(r.json, "\"subnormal_share\""), 3u * 2u);  // 3 physics variants x 2 state fields
+  for (const char* h : {"## Speed\n", "## Subnormals\n", "Memory bound measured in this job"})
+    EXPECT_NE(r.md.find(h), std::string::npos) << h;
+  EXPECT_NE(r.md.find("| fp32-keep | keep |"), std::string::npos) << r.md;
+  EXPECT_NE(r.md.find("3 x 38"), std::string::npos);
+  if (host_mode_settable()) {
+    EXPECT_NE(r.md.find("Flushing, same precision"), std::string::npos);
+  }
+}
+
+TEST(SpeedReport, SubnormalModeIsAppliedPerVariantAndStated) {
+  const auto r = run(config(), scratch("modes"));
+  const bool settable = host_mode_settable();
+  for (const std::string name : {"reference", "fp32", "fp32-keep"}) {
+    SCOPED_TRACE(name);
+    const auto& v = by_name(r, name);
+    const std::string want = name == "fp32-keep" ? "keep" : "flush";
+    EXPECT_EQ(v.subnormals_requested, want);
+    if (settable) {
+      EXPECT_EQ(v.subnormals_in_force, want);
+      EXPECT_EQ(v.subnormals_control, "run-time");
+    }
+    EXPECT_NE(v.subnormals_mechanism.find(v.subnormals_in_force), std::string::npos);
+  }
+  // After the physics phases the campaign's mode is back in force (the surrogate phases ran in it).
+  if (settable) {
+    EXPECT_TRUE(mantissa::this_thread_float_env().flushing());
+  }
+}
+
+TEST(SpeedReport, CensusAtEverySampleStepCountsExactly) {
+  const auto r = run(config(), scratch("census"));
+  const std::vector<std::int64_t> steps{0, 10, 20, 30, 40};
+  // Step 0 recounted here on the host from the initial state (the campaign counted with a kernel).
+  const auto reg = mw::test::test_registry();
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  auto model = reg.create_physics("testwave", {nullptr, &decomp}, fp32());
+  model->initialize();
+  const auto st = model->state();
+  for (const std::string name : {"reference", "fp32", "fp32-keep"}) {
+    SCOPED_TRACE(name);
+    const auto& v = by_name(r, name);
+    EXPECT_EQ(v.census_steps, steps);
+    EXPECT_EQ(v.census_steps, v.steps);  // the accuracy samples' steps
+    ASSERT_EQ(v.census.size(), st.size());
+    const Precision storage = name == "reference" ? Precision::fp64 : Precision::fp32;
+    for (std::size_t f = 0; f < st.size(); ++f) {
+      const auto& c = v.census[f];
+      EXPECT_EQ(c.name, st[f].name);
+      EXPECT_EQ(c.storage, std::string(mantissa::to_string(storage)));
+      EXPECT_EQ(c.values, 32 * 24);
+      ASSERT_EQ(c.subnormal.size(), steps.size());
+      ASSERT_EQ(c.zero.size(), steps.size());
+      const auto h = mw::to_host(st[f].field, "mantissa::test::census");
+      std::int64_t sub = 0, zero = 0;
+      for (std::int64_t k = 0; k < h.extent[2]; ++k)
+        for (std::int64_t j = 0; j < h.extent[1]; ++j)
+          for (std::int64_t i = 0; i < h.extent[0]; ++i) {
+            const double x = h.view(k + h.ghost[2], j + h.ghost[1], i + h.ghost[0]);
+            sub += mw::is_subnormal_in(x, storage) ? 1 : 0;
+            zero += is_zero_bits(x) ? 1 : 0;
+          }
+      std::int64_t gsub = 0, gzero = 0;
+      MPI_Allreduce(&sub, &gsub, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(&zero, &gzero, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_EQ(c.subnormal[0], gsub) << c.name;
+      EXPECT_EQ(c.zero[0], gzero) << c.name;
+      for (std::size_t s = 0; s < steps.size(); ++s) EXPECT_LE(c.subnormal[s] + c.zero[s], c.values);
+    }
+  }
+}
+
+TEST(SpeedReport, TimingLeavesTheAccuracyNumbersBitForBit) {
+  auto off = config();
+  off.timing.repeats = 0;
+  const auto a = run(config(), scratch("with"));
+  const auto b = run(off, scratch("without"));
+  ASSERT_EQ(a.results.size(), b.results.size());
+  for (std::size_t i = 0; i < a.results.size(); ++i) {
+    const auto &x = a.results[i], &y = b.results[i];
+    SCOPED_TRACE(x.name);
+    EXPECT_EQ(x.steps, y.steps);
+    EXPECT_EQ(x.rel_l2, y.rel_l2);
+    EXPECT_EQ(x.max_error, y.max_error);
+    EXPECT_EQ(x.energy, y.energy);
+    EXPECT_EQ(x.traces, y.traces);
+    EXPECT_EQ(x.final_rel_l2, y.final_rel_l2);
+    EXPECT_EQ(x.steps_done, y.steps_done);
+    for (std::size_t f = 0; f < x.census.size() && f < y.census.size(); ++f)
+      EXPECT_EQ(x.census[f].subnormal, y.census[f].subnormal);
+  }
+  // Without timing: the in-run time, no bound, the report says so.
+  const auto& ref = by_name(b, "reference");
+  EXPECT_TRUE(ref.timed_seconds_per_step.empty());
+  EXPECT_LT(ref.triad_gbs, 0.0);
+  const auto sp = mw::speed_summary(by_name(b, "fp32"), ref);
+  EXPECT_FALSE(sp.timed);
+  EXPECT_TRUE(std::isnan(sp.bandwidth_fraction));
+  if (rank_of_world() == 0) {
+    EXPECT_NE(b.json.find("\"bounds\": null"), std::string::npos);
+    EXPECT_EQ(count(b.json, "\"method\": \"in-run\""), 4u);
+    EXPECT_NE(b.md.find("Memory bound: not measured"), std::string::npos);
+  }
+}
+
+}  // namespace
