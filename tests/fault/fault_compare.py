@@ -11,6 +11,9 @@ import sys
 import h5py
 import numpy as np
 
+# Measurements of the machine, not results: the timed stretches of the speed column differ
+# between any two runs (issue 11), so they are not compared.
+MEASURED_DATASETS = {"timed_seconds_per_step"}
 ACCURACY_KEYS = ["final_rel_l2", "max_rel_l2", "final_max_error", "receiver_rel_l2", "xcorr_peak",
                  "xcorr_lag_steps", "final_energy_drift", "max_abs_energy_drift", "threshold_time", "samples"]
 
@@ -47,6 +50,8 @@ def main():
     if da.keys() != db.keys():
         fails.append(f"report.h5 datasets differ: {sorted(set(da) ^ set(db))}")
     for k in da:
+        if k.rsplit("/", 1)[-1] in MEASURED_DATASETS:
+            continue
         if k in db:
             x, y = np.asarray(da[k]), np.asarray(db[k])
             if x.dtype.kind in "fiu" and (x.shape != y.shape or not np.array_equal(x, y, equal_nan=True)):
