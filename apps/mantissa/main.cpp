@@ -82,6 +82,12 @@ int check_command(const std::string& path, const std::vector<std::string>& overr
                                : fmt::format("{} steps", deck.get_int("run.steps"));
   std::cout << fmt::format("  run      {}, {}, output {}/{}\n", deck.get_string("run.name"), stop,
                            deck.get_string("run.output_dir"), deck.get_string("run.name"));
+  // The job scripts (scripts/slurm) read the last word: where `latest` names the newest checkpoint.
+  std::cout << fmt::format("  checkpoint every {} campaign steps{}, keep {}, in {}/{}/{}\n",
+                           deck.get_bool("checkpoint.enabled") ? deck.get_int("checkpoint.every") : 0,
+                           " (0: only when stopped)", deck.get_int("checkpoint.keep"),
+                           deck.get_string("run.output_dir"), deck.get_string("run.name"),
+                           deck.get_string("checkpoint.dir"));
   std::cout << fmt::format("  keys     {} given ({} on the command line), {} defaults\n", given, cmdline,
                            defaulted);
   std::cout << fmt::format("  hash     {}\n", deck.hash());

@@ -2,6 +2,7 @@
 #include <mantissa/workflow/Baselines.hpp>
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/CampaignCheckpoint.hpp>
+#include <mantissa/workflow/Schema.hpp>
 #include <mantissa/workflow/Signals.hpp>
 
 #include <chrono>
@@ -71,6 +72,8 @@ void Campaign::validate() const {
   };
   m_registry.physics(m_cfg.physics);  // throws, naming the choices
   if (m_cfg.steps < 1) bad("campaign.steps", "must be at least 1");
+  if (m_cfg.checkpoint_keep < 1) bad("checkpoint.keep", "must be at least 1 (the newest checkpoint is kept)");
+  check_checkpoint_dir(m_cfg.checkpoint_dir);
   if (m_cfg.sample_every < 1) bad("campaign.sample_every", "must be at least 1");
   if (!(m_cfg.error_threshold > 0.0)) bad("campaign.error_threshold", "must be positive");
   std::set<std::string> names{"reference"};
@@ -163,6 +166,20 @@ Campaign::Outcome Campaign::run() {
     Phase& ph = *m_phases[p];
     bool resumed_here = m_resumed && p == first;
     cur.phase = p;
+    if (resumed_here && !m_ckpt->has_state()) {
+      // Checkpointed between phases (a stop before this phase began): it starts afresh.
+      resumed_here = false;
+    } else if (!resumed_here && !ph.done(*m_ctx) && m_ctx->stop_requested()) {
+      // A stop before a phase begins (training, for one, cannot stop part-way): a checkpoint
+      // between phases, without a running state.
+      cur.step = 0;
+      cur.experiment = 0;
+      cur.phase_state.clear();
+      m_ctx->write_checkpoint(nullptr, 0.0);
+      m_ctx->log("stopped before phase '" + ph.name() + "' (" + m_ctx->stop_reason() +
+                 "); checkpoint written; continue with `mantissa run DECK --resume`");
+      return Outcome::stopped;
+    }
     if (!resumed_here) test_hold(*m_ctx, ph.name());
     if (resumed_here && !ph.resumes_mid_phase()) {
       // Repeat the phase from its start. The campaign step counter keeps counting (it only
@@ -177,6 +194,13 @@ Campaign::Outcome Campaign::run() {
       r = fresh;
       resumed_here = false;
       m_ctx->log("the phase '" + ph.name() + "' repeats from its start");
+      // Stopped in it by the wall-time limit once, it would be stopped again at the same point
+      // on every start and never end: the limit waits until it has (signals still stop it).
+      if (m_cfg.wall_time_limit > 0.0) {
+        m_ctx->set_wall_time_limit_paused(true);
+        m_ctx->log("run.wall_time_limit is not acted on in phase '" + ph.name() +
+                   "': it cannot resume part-way and must run to its end once");
+      }
     }
     if (!resumed_here) {
       cur.step = 0;
@@ -185,10 +209,11 @@ Campaign::Outcome Campaign::run() {
     }
     const bool done = ph.done(*m_ctx) || ph.run(*m_ctx, resumed_here);
     if (!done) {
-      m_ctx->log("stopped by signal " + std::to_string(StopSignals::last_signal()) +
-                 "; checkpoint written; continue with `mantissa run DECK --resume`");
+      m_ctx->log("stopped in phase '" + ph.name() + "' at step " + std::to_string(cur.step) + " (" +
+                 m_ctx->stop_reason() + "); checkpoint written; continue with `mantissa run DECK --resume`");
       return Outcome::stopped;
     }
+    m_ctx->set_wall_time_limit_paused(false);
     ph.after(*m_ctx);
   }
   return Outcome::finished;

@@ -54,7 +54,11 @@ double PhaseTimer::stop() {
 
 PhaseContext::PhaseContext(const CampaignConfig& config, const Registry& registry, ModelContext models,
                            std::string run_dir)
-    : m_cfg(config), m_registry(registry), m_models(models), m_dir(std::move(run_dir)) {
+    : m_cfg(config),
+      m_registry(registry),
+      m_models(models),
+      m_dir(std::move(run_dir)),
+      m_t0(std::chrono::steady_clock::now()) {
   MANTISSA_ASSERT(m_models.decomp != nullptr,
                   "a campaign needs the shared decomposition in its ModelContext");
   MPI_Comm_rank(comm(), &m_rank);
@@ -125,7 +129,10 @@ VariantResult& PhaseContext::result(const std::string& name) {
 
 void PhaseContext::write_checkpoint(const State* state, double time) {
   MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
+  const auto t0 = std::chrono::steady_clock::now();
   m_ckpt->write(*this, state, time);
+  m_longest_checkpoint =
+      std::max(m_longest_checkpoint, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 double PhaseContext::load_checkpoint_state(State& state) {
@@ -134,7 +141,28 @@ double PhaseContext::load_checkpoint_state(State& state) {
 }
 
 bool PhaseContext::stop_requested() const {
-  return StopSignals::received(comm());
+  const auto now = std::chrono::steady_clock::now();
+  const bool first = !m_polled;
+  if (!first) m_longest_poll = std::max(m_longest_poll, std::chrono::duration<double>(now - m_last_poll).count());
+  m_polled = true;
+  m_last_poll = now;
+  const double limit = m_cfg.wall_time_limit;
+  const double elapsed = std::chrono::duration<double>(now - m_t0).count();
+  const double margin = 2.0 * m_longest_poll + m_longest_checkpoint;
+  const bool wall_due = limit > 0.0 && !first && !m_wall_paused && elapsed + margin >= limit;
+  bool wall = false;
+  const bool signal = StopSignals::received(comm(), wall_due, &wall);
+  if (signal && m_stop_reason.empty()) m_stop_reason = StopSignals::name(StopSignals::last_signal());
+  if (wall && !signal && m_stop_reason.empty()) {
+    // The numbers of the rank that decided would differ between ranks; rank 0's are the log's.
+    std::ostringstream os;
+    os.precision(3);
+    os << "run.wall_time_limit: " << elapsed << " s of the campaign's " << limit
+       << " s spent, and the next steps and a checkpoint may take " << margin
+       << " s (twice the longest step so far plus the longest checkpoint write)";
+    m_stop_reason = os.str();
+  }
+  return signal || wall;
 }
 
 bool PhaseContext::after_step() {
@@ -313,7 +341,10 @@ void PhaseContext::gather_snapshot(const std::string& name, PhysicsModel& model)
     all.resize(static_cast<std::size_t>(total));
   }
   MPI_Gatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm());
-  if (m_rank != 0) return;
+  if (m_rank != 0) {
+    m_snapshots[name].clear();  // every rank knows which snapshots exist (checkpoints); rank 0 holds them
+    return;
+  }
   const auto& gn = m_models.decomp->grid().n;
   const std::array<std::int64_t, 3> shape{gn[2], gn[1], gn[0]};
   std::vector<double> global(static_cast<std::size_t>(shape[0] * shape[1] * shape[2]), 0.0);

@@ -140,8 +140,16 @@ class PhaseContext {
   void write_checkpoint(const State* state, double time);
   double load_checkpoint_state(State& state);
 
-  // Stop requests and the campaign step counter.
+  // Stop requests and the campaign step counter. Collective: a signal on any rank, or the
+  // wall-time limit (CampaignConfig::wall_time_limit) close enough that the longest stretch
+  // between two polls so far, twice, plus the longest checkpoint write would pass it. The
+  // limit is not acted on at the first poll of a process, so every start makes progress.
   bool stop_requested() const;
+  // Why stop_requested() said yes ("SIGTERM", "run.wall_time_limit ..."); empty before.
+  const std::string& stop_reason() const { return m_stop_reason; }
+  // While paused, stop_requested() ignores the wall-time limit (a phase that repeats from its
+  // start after a resume must reach its end once).
+  void set_wall_time_limit_paused(bool paused) { m_wall_paused = paused; }
   // After every physics step of any phase: counts campaign steps (the stop_after_step test hook
   // raises SIGTERM here) and says whether a periodic checkpoint is due.
   bool after_step();
@@ -181,6 +189,14 @@ class PhaseContext {
   Cursor m_cur;
   std::vector<std::string> m_phase_names;
   Checkpointer* m_ckpt = nullptr;
+  // The wall-time limit's clock (stop_requested).
+  std::chrono::steady_clock::time_point m_t0;
+  mutable std::chrono::steady_clock::time_point m_last_poll;
+  mutable bool m_polled = false;
+  mutable double m_longest_poll = 0.0;  // seconds between two polls (a step, unpolled work between phases)
+  double m_longest_checkpoint = 0.0;    // seconds of the longest checkpoint write
+  mutable std::string m_stop_reason;
+  bool m_wall_paused = false;
 
   Probes m_probes;
   int m_num_experiments = 1;

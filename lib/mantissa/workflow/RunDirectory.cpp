@@ -198,13 +198,14 @@ std::string RunDirectory::join(const std::string& output_dir, const std::string&
   return (output_dir.empty() ? std::string(".") : output_dir) + "/" + s;
 }
 
-RunDirectory::RunDirectory(MPI_Comm comm, const std::string& output_dir, const std::string& name, RunMode mode)
-    : m_comm(comm), m_path(join(output_dir, name)), m_mode(mode) {
+RunDirectory::RunDirectory(MPI_Comm comm, const std::string& output_dir, const std::string& name, RunMode mode,
+                           const std::string& checkpoint_dir)
+    : m_comm(comm), m_path(join(output_dir, name)), m_ckpt(checkpoint_dir), m_mode(mode) {
   open(mode);
 }
 
-RunDirectory::RunDirectory(MPI_Comm comm, const std::string& path, RunMode mode)
-    : m_comm(comm), m_path(path), m_mode(mode) {
+RunDirectory::RunDirectory(MPI_Comm comm, const std::string& path, RunMode mode, const std::string& checkpoint_dir)
+    : m_comm(comm), m_path(path), m_ckpt(checkpoint_dir), m_mode(mode) {
   open(mode);
 }
 
@@ -254,10 +255,12 @@ void RunDirectory::open(RunMode requested) {
       m_lock_fd = lock.fd;
       if (!lock.note.empty()) notes += lock.note + "\n";
 
-      const bool has_ckpt = fs::exists(dir / "checkpoints" / "latest", ec);
+      const fs::path ckpt = dir / m_ckpt;
+      const std::string ckpt_top = fs::path(m_ckpt).begin()->string();
+      const bool has_ckpt = fs::exists(ckpt / "latest", ec);
       const bool has_report = fs::exists(dir / "report.json", ec);
-      const bool content = has_entries_besides(dir, {marker_name, lock_name, "checkpoints"}) ||
-                           (fs::is_directory(dir / "checkpoints", ec) && !fs::is_empty(dir / "checkpoints", ec));
+      const bool content = has_entries_besides(dir, {marker_name, lock_name, ckpt_top}) ||
+                           (fs::is_directory(ckpt, ec) && !fs::is_empty(ckpt, ec));
       bool aside = false;
       if (existed && requested == RunMode::fresh && (has_ckpt || has_report)) {
         throw Error("run directory '" + m_path + "' already holds " +
@@ -309,11 +312,12 @@ void RunDirectory::open(RunMode requested) {
         if (!fresh.error.empty()) throw Error(fresh.error);
         m_lock_fd = fresh.fd;
       }
-      fs::create_directories(dir / "checkpoints", ec);
-      if (ec) throw Error("cannot create '" + m_path + "/checkpoints' (" + ec.message() + ")");
+      fs::create_directories(ckpt, ec);
+      if (ec)
+        throw Error("cannot create '" + ckpt.string() + "' (" + ec.message() + "); check checkpoint.dir");
       // Writable for what the run writes (a read-only or full file system is found now, not
       // after the work): a probe file in the run directory and in its checkpoints.
-      for (const fs::path& d : {dir, dir / "checkpoints"}) {
+      for (const fs::path& d : {dir, ckpt}) {
         const fs::path probe = d / ".write-probe";
         {
           std::ofstream out(probe);

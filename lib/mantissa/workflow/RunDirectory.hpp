@@ -12,7 +12,7 @@
 //    given, except when that directory holds nothing to keep (a run stopped before its first
 //    checkpoint, no report): then a plain run and --resume both start it over, so that neither
 //    sends the user to the other;
-//  - --resume continues from the checkpoint there (checkpoints/latest); where there is
+//  - --resume continues from the checkpoint there (<checkpoint.dir>/latest); where there is
 //    nothing to continue (no directory yet, or no checkpoint and no report) it starts the run
 //    from the beginning with a note, so a job script may always pass --resume; a finished run
 //    without a checkpoint is refused (pass --overwrite to run it again);
@@ -30,10 +30,14 @@ enum class RunMode { fresh, resume, overwrite };
 
 class RunDirectory {
  public:
-  // The run directory output_dir/name; name must not leave output_dir.
-  RunDirectory(MPI_Comm comm, const std::string& output_dir, const std::string& name, RunMode mode);
+  // The run directory output_dir/name; name must not leave output_dir. checkpoint_dir: the
+  // campaign's checkpoint directory relative to it (checkpoint.dir; CampaignCheckpoint writes
+  // its `latest` there).
+  RunDirectory(MPI_Comm comm, const std::string& output_dir, const std::string& name, RunMode mode,
+               const std::string& checkpoint_dir = "checkpoints");
   // A run directory given as one path (tests, tools): the same policy without the name check.
-  RunDirectory(MPI_Comm comm, const std::string& path, RunMode mode);
+  RunDirectory(MPI_Comm comm, const std::string& path, RunMode mode,
+               const std::string& checkpoint_dir = "checkpoints");
   // Removes the moved-aside previous run (overwrite mode); call once set-up has succeeded.
   void commit();
   // On a failed start in overwrite mode: put the previous run back. Releases the lock.
@@ -60,7 +64,7 @@ class RunDirectory {
  private:
   void open(RunMode requested);
   MPI_Comm m_comm;
-  std::string m_path, m_aside;
+  std::string m_path, m_ckpt, m_aside;
   RunMode m_mode;
   bool m_committed = false;
   int m_lock_fd = -1, m_aside_lock_fd = -1;

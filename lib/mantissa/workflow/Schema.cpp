@@ -6,6 +6,7 @@
 #include <mantissa/workflow/Schema.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 
 namespace mantissa::workflow {
@@ -162,6 +163,17 @@ void register_schema(Schema& s, const Registry& registry) {
             "physics steps after a hand-over before the surrogate resumes", 20, 1, imax);
 }
 
+void check_checkpoint_dir(const std::string& dir, const std::string& where) {
+  const std::filesystem::path d(dir);
+  bool leaves = d.empty() || d.is_absolute();
+  for (const auto& part : d) leaves = leaves || part == "..";
+  if (leaves)
+    throw Error((where.empty() ? std::string() : where + ": ") + "checkpoint.dir: '" + dir +
+                "' must be a relative path inside the run directory (e.g. 'checkpoints'), without '..'; "
+                "--overwrite replaces the run directory with its checkpoints, and a moved run directory "
+                "resumes");
+}
+
 CampaignConfig config_from_deck(const Deck& deck) {
   CampaignConfig c;
   c.physics = deck.get_string("physics");
@@ -181,6 +193,11 @@ CampaignConfig config_from_deck(const Deck& deck) {
   // checkpoint.every (core section) counts campaign steps here: every phase's steps in turn.
   if (deck.has("checkpoint.enabled") && deck.get_bool("checkpoint.enabled") && deck.has("checkpoint.every"))
     c.checkpoint_every = deck.get_int("checkpoint.every");
+  if (deck.has("checkpoint.keep")) c.checkpoint_keep = deck.get_int("checkpoint.keep");
+  if (deck.has("checkpoint.dir")) {
+    c.checkpoint_dir = deck.get_string("checkpoint.dir");
+    check_checkpoint_dir(c.checkpoint_dir, deck.where("checkpoint.dir"));
+  }
   const std::size_t n = deck.count("campaign.variants");
   for (std::size_t i = 0; i < n; ++i) {
     const std::string p = "campaign.variants[" + std::to_string(i) + "].";

@@ -58,6 +58,15 @@ bool StopSignals::received(MPI_Comm comm) {
   return any != 0;
 }
 
+bool StopSignals::received(MPI_Comm comm, bool local_reason, bool* any_local) {
+  const int local[2] = {g_signal.load(std::memory_order_relaxed), local_reason ? 1 : 0};
+  int any[2] = {0, 0};
+  MPI_Allreduce(local, any, 2, MPI_INT, MPI_MAX, comm);
+  if (any[0] != 0 && local[0] == 0) g_signal.store(any[0], std::memory_order_relaxed);
+  if (any_local) *any_local = any[1] != 0;
+  return any[0] != 0;
+}
+
 int StopSignals::last_signal() {
   return g_signal.load(std::memory_order_relaxed);
 }

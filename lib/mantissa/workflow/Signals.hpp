@@ -31,6 +31,9 @@ class StopSignals {
   static bool received_local();
   // Collective: whether any rank received one; then last_signal() names it on every rank.
   static bool received(MPI_Comm comm);
+  // The same, in the same one reduction, also for a stop reason of the caller's (`local`, e.g.
+  // a wall-time limit): *any_local says whether any rank gave one.
+  static bool received(MPI_Comm comm, bool local, bool* any_local);
   // The signal number last received, 0 if none.
   static int last_signal();
   // "SIGTERM", "SIGUSR1" (or "signal N").

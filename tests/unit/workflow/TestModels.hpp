@@ -18,10 +18,12 @@
 #include <mantissa/workflow/Registry.hpp>
 #include <mantissa/workflow/SurrogateModel.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <thread>
 
 namespace mantissa::workflow::test {
 
@@ -33,6 +35,7 @@ struct TestWaveOptions {
   std::array<std::int64_t, 3> nan_point{3, 5, 0};
   int experiments = 1;   // experiment s starts the pulse at x = (0.4 + 0.2 s) of the domain
   int record_every = 1;  // probe stride (Probes::stride)
+  double step_seconds = 0.0;  // wall time each step sleeps (the wall-time limit's tests)
 };
 
 template <class T>
@@ -87,6 +90,7 @@ class TestWave final : public PhysicsModel {
 
   void step(std::int64_t n) override {
     for (std::int64_t s = 0; s < n; ++s) {
+      if (m_opt.step_seconds > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(m_opt.step_seconds));
       m_halo.exchange({&m_p, &m_pp});
       const T g2 = T(m_opt.courant * m_opt.courant);
       auto p = m_p.view();
