@@ -19,6 +19,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -88,7 +89,7 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   if (stopped_in_startup(rank)) return k_exit_stopped;
   // Locked, marked, inside run.output_dir, writable (RunDirectory.hpp).
   workflow::RunDirectory run_dir(MPI_COMM_WORLD, deck.get_string("run.output_dir"), deck.get_string("run.name"),
-                                 mode);
+                                 mode, cfg.checkpoint_dir);
   const std::string dir = run_dir.path();
   check_disk(estimate_run(deck, ranks, cfg.steps), dir, MPI_COMM_WORLD);
 
@@ -105,6 +106,12 @@ int run_command(const Deck& deck, const RunOptions& opts) {
             opts.resume ? " --resume" : "", dir);
   for (const auto& note : run_dir.notes()) log::info("[run directory] {}", note);
 
+  // run.wall_time_limit counts from the start of the process (as a batch system's limit does):
+  // the campaign gets what start-up left of it.
+  if (deck.get_real("run.wall_time_limit") > 0.0) {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    cfg.wall_time_limit = std::max(deck.get_real("run.wall_time_limit") - spent, 1e-9);
+  }
   workflow::Campaign campaign(cfg, registry, ctx, dir, run_dir.resume());
   test_raise("setup");
   run_dir.commit();  // set-up succeeded: an overwritten previous run may go now

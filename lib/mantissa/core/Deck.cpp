@@ -341,9 +341,14 @@ class Builder {
     }
     m_d.resolved = detail::deck_join(emit_map("", ""), "\n") + "\n";
     // The identity of what is computed: where the files go (run.output_dir, run.name) is not
-    // part of it, so that a moved or renamed run directory still resumes.
+    // part of it, so that a moved or renamed run directory still resumes; nor are the keys
+    // that change how a run is watched, paced and spread over ranks but not what it computes
+    // (the wall-time limit, the checkpoint cadence, logging, the process grid: checkpoints are
+    // read at any rank count), so that a resumed job may have another time limit or size.
     std::map<std::string, DeckValue> placement;
-    for (const char* k : {"run.output_dir", "run.name"}) {
+    for (const char* k : {"run.output_dir", "run.name", "run.wall_time_limit", "mesh.process_grid", "checkpoint.every",
+                          "checkpoint.keep", "logging.level", "logging.per_rank", "logging.progress_every",
+                          "logging.timer_fence"}) {
       const auto it = m_d.values.find(k);
       if (it == m_d.values.end()) continue;
       placement.emplace(k, it->second);

@@ -41,8 +41,10 @@ class Deck {
   std::vector<bool> get_bools(const std::string& path) const;  // beyond the agreed API
   std::size_t count(const std::string& path) const;            // elements of a record list (0 if absent)
   std::string resolved_yaml() const;  // whole deck with defaults filled in, in schema order
-  // 64-bit FNV-1a (16 hex digits) of resolved_yaml() without run.output_dir and run.name: the
-  // identity of what the deck computes, not of where its files go (a moved run resumes).
+  // 64-bit FNV-1a (16 hex digits) of resolved_yaml() without run.output_dir, run.name,
+  // run.wall_time_limit, mesh.process_grid, checkpoint.every/keep and logging.*: the identity
+  // of what the deck computes, not of where its files go, how it is paced or over how many
+  // ranks (a moved run, or one resumed with another time limit or rank count, resumes).
   std::string hash() const;
   const std::string& file() const;
 

@@ -53,12 +53,37 @@ TEST(Schema, CoreSchemaAcceptsAMinimalDeckAndFillsDefaults) {
   }
 }
 
+// The deck's identity (the checkpoint's deck hash) ignores what places, paces and spreads a run
+// (a resumed job may have another limit or rank count) but not what it computes.
+TEST(Schema, DeckHashIgnoresPacingKeysButNotTheComputation) {
+  Schema s;
+  mantissa::register_core_schema(s);
+  const auto hash = [&](const std::string& text) { return mantissa::Deck::from_string(text, "h.yaml", s).hash(); };
+  const std::string base = hash("mesh:\n  n: [16, 8]\n");
+  EXPECT_EQ(hash("mesh:\n  n: [16, 8]\n  process_grid: [2, 1]\nrun:\n  wall_time_limit: 60\n  name: other\n"
+                 "checkpoint:\n  every: 7\n  keep: 5\nlogging:\n  progress_every: 1\n"),
+            base);
+  EXPECT_NE(hash("mesh:\n  n: [16, 9]\n"), base);
+  EXPECT_NE(hash("mesh:\n  n: [16, 8]\nrun:\n  steps: 7\n"), base);
+  EXPECT_NE(hash("mesh:\n  n: [16, 8]\ncheckpoint:\n  dir: elsewhere\n"), base);
+}
+
+// run.seed and output.* were documented and read by nothing: they are not keys any more.
+TEST(Schema, KeysThatDidNothingAreGone) {
+  Schema s;
+  mantissa::register_core_schema(s);
+  for (const auto& k : s.keys()) {
+    EXPECT_NE(k.path, "run.seed");
+    EXPECT_NE(k.path.rfind("output.", 0), 0u) << k.path;
+  }
+}
+
 TEST(Schema, MarkdownHasASectionPerTopLevelKeyAndARowPerKey) {
   Schema s;
   mantissa::register_core_schema(s);
   const std::string md = s.to_markdown();
   for (const char* sec :
-       {"## `physics`", "## `run`", "## `mesh`", "## `checkpoint`", "## `output`", "## `logging`"}) {
+       {"## `physics`", "## `run`", "## `mesh`", "## `checkpoint`", "## `logging`"}) {
     EXPECT_NE(md.find(sec), std::string::npos) << sec;
   }
   for (const auto& k : s.keys()) EXPECT_NE(md.find("| `" + k.path + "` |"), std::string::npos) << k.path;

@@ -1,4 +1,7 @@
-// The core sections of every deck: physics, run, mesh, checkpoint, output, logging.
+// The core sections of every deck: physics, run, mesh, checkpoint, logging. (The output section,
+// time-series snapshots, and run.seed were documented but read by nothing; they are gone. The
+// surrogate's random streams have their own surrogate.seed; the final fields of every variant
+// go to report.h5 + snapshots.xmf, campaign.snapshots.)
 #include <mantissa/core/Schema.hpp>
 
 #include <cstdint>
@@ -22,11 +25,13 @@ void register_core_schema(Schema& s) {
   s.real("run.end_time", "simulated time to stop at; when given it replaces steps", std::nullopt, 0.0, rmax,
          true);
   s.real("run.wall_time_limit",
-         "seconds of wall time after which the run checkpoints and stops cleanly "
-         "(0: no limit); set it a little below the Slurm limit",
-         0.0, 0.0, rmax);
-  s.integer("run.seed", "seed of every random number stream (initial perturbations, surrogate init)", 12345,
-            0, imax);
+           "seconds of wall time from the start of the process before which the run checkpoints and "
+           "stops cleanly with exit 75, like a signal (0: no limit): it stops once the time spent plus "
+           "twice the longest step so far and the longest checkpoint write would pass the limit. Not "
+           "foreseen: training (it cannot stop part-way), and a rollout repeated from its start after "
+           "a resume runs to its end. Not part of the deck's identity: a resumed job may give "
+           "another limit",
+           0.0, 0.0, rmax);
 
   s.section("mesh", "The global structured grid and its decomposition over MPI ranks.");
   s.integer("mesh.dim", "spatial dimension", 2, 2, 3);
@@ -41,19 +46,23 @@ void register_core_schema(Schema& s) {
              std::vector<std::int64_t>{0, 0, 0}, 2, 3);
   s.integer("mesh.ghost", "ghost (halo) cells per side; a stencil of order p needs p/2", 2, 1, 4);
 
-  s.section("checkpoint", "HDF5 checkpoints for restart (--resume).");
-  s.boolean("checkpoint.enabled", "write checkpoints", true);
-  s.integer("checkpoint.every", "steps between checkpoints (0: only at the end of the run)", 0, 0, imax);
-  s.integer("checkpoint.keep", "how many of the newest checkpoints to keep", 2, 1, 1000);
-  s.string("checkpoint.dir", "checkpoint directory, relative to the run directory",
+  s.section("checkpoint",
+            "HDF5 checkpoints for restart (--resume): one collective file per checkpoint, readable at "
+            "any rank count, checksummed; a damaged newest one falls back to the previous one.");
+  s.boolean("checkpoint.enabled",
+            "write periodic checkpoints (checkpoint.every); a stop by signal or run.wall_time_limit "
+            "always writes one",
+            true);
+  s.integer("checkpoint.every",
+            "campaign steps (every phase's steps in turn) between periodic checkpoints (0: none; a stop "
+            "by signal or run.wall_time_limit always writes one)",
+            0, 0, imax);
+  s.integer("checkpoint.keep", "how many of the newest checkpoints to keep (more: a damaged newest one has a fallback)",
+            2, 1, 1000);
+  s.string("checkpoint.dir",
+           "checkpoint directory, relative to the run directory and inside it; its file 'latest' names "
+           "the newest checkpoint",
            std::string("checkpoints"));
-
-  s.section("output", "Snapshots for ParaView/VisIt (HDF5 + XDMF).");
-  s.integer("output.snapshots_every", "steps between snapshots (0: none)", 0, 0, imax);
-  s.choice("output.snapshot_precision", "precision snapshots are stored in", {"fp32", "fp64"},
-           std::string("fp32"));
-  s.string("output.dir", "snapshot directory, relative to the run directory", std::string("snapshots"));
-  s.integer("output.diagnostics_every", "steps between diagnostics records (energy, norms)", 10, 1, imax);
 
   s.section("logging", "What is printed, by whom, and how often.");
   s.choice("logging.level", "least severe message level printed", {"error", "warn", "info", "debug"},
