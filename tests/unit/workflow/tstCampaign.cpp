@@ -512,19 +512,19 @@ TEST(WorkflowCampaign, ResumeRefusesACheckpointOfAnotherGrid) {
   EXPECT_EQ(file_bytes(files[0]), before);
 }
 
-// run.wall_time_limit: with physics steps that take 3 ms and a limit of 0.12 s the campaign
-// (0.36 s of physics steps) stops with a checkpoint inside the reference, before the limit;
+// run.wall_time_limit: with physics steps that take 5 ms and a limit of 0.2 s the campaign
+// (0.6 s of physics steps) stops with a checkpoint inside the reference, before the limit;
 // every start with the same limit makes progress, and the chain of resumes ends with the
 // numbers of the uninterrupted run, bit for bit. Without the limit the first run would finish.
 // (The hybrid takes no physics steps here: without a bias the surrogate never hands over.)
 TEST(WorkflowCampaign, WallTimeLimitStopsWithACheckpointAndResumes) {
   mw::test::TestWaveOptions slow;
-  slow.step_seconds = 0.003;
+  slow.step_seconds = 0.005;
   const auto reg = mw::test::test_registry(slow);
   const auto full = run(config(), reg, scratch("wall-full"), false);
   ASSERT_EQ(full.outcome, mw::Campaign::Outcome::finished);
   auto cfg = config();
-  cfg.wall_time_limit = 0.12;
+  cfg.wall_time_limit = 0.2;
   const std::string dir = scratch("wall");
   const auto t0 = std::chrono::steady_clock::now();
   auto r = run(cfg, reg, dir, false);
@@ -601,10 +601,36 @@ TEST(WorkflowCampaign, CheckpointDirAndKeepAreHonoured) {
   }
 }
 
+// Across rank counts the state is restored bit for bit (the probe traces, point values of the
+// state at every step, must agree exactly, as must the maxima), but the global sums (energy,
+// the rel. L2 norms, the diagnostics) are MPI_Allreduce sums whose order follows the rank
+// count: the samples taken on 2 ranks before the stop differ from the 3-rank run's in the last
+// bits. Measured: a few ulp; the bound 1e-13 relative is that rounding, not a looser check.
+void expect_same_across_ranks(const mw::VariantResult& a, const mw::VariantResult& b) {
+  SCOPED_TRACE(a.name);
+  auto close = [](const std::vector<double>& x, const std::vector<double>& y, const char* what) {
+    ASSERT_EQ(x.size(), y.size()) << what;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      EXPECT_LE(std::fabs(x[i] - y[i]), 1e-13 * std::fmax(std::fabs(x[i]), std::fabs(y[i])))
+          << what << "[" << i << "]: " << x[i] << " vs " << y[i];
+  };
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.traces, b.traces);
+  EXPECT_EQ(a.max_error, b.max_error);
+  close(a.rel_l2, b.rel_l2, "rel_l2");
+  close(a.energy, b.energy, "energy");
+  close({a.final_rel_l2}, {b.final_rel_l2}, "final_rel_l2");
+  ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
+  for (std::size_t i = 0; i < a.diagnostics.size(); ++i) close(a.diagnostics[i].values, b.diagnostics[i].values, "diagnostics");
+  EXPECT_EQ(a.steps_done, b.steps_done);
+  EXPECT_EQ(a.handovers.size(), b.handovers.size());
+}
+
 // The checkpoint is global (io/Checkpoint.hpp): a campaign stopped on 2 ranks resumes on 3 and
-// ends with the numbers of an uninterrupted 3-rank run, bit for bit. Stops in the reference
-// (while it collects the training states) and in the fp32 variant: the test physics and the
-// field metrics are rank-count invariant, and the surrogate trains after the resume, at 3 ranks
+// ends with the numbers of an uninterrupted 3-rank run (the state bit for bit, the global sums
+// to their rounding: expect_same_across_ranks). Stops in the reference (while it collects the
+// training states) and in the fp32 variant; the surrogate trains after the resume, at 3 ranks
 // as the uninterrupted run does. Runs in the 3-rank instance of this test.
 TEST(WorkflowCampaign, StoppedOnTwoRanksResumesOnThree) {
   int size = 1;
@@ -634,7 +660,7 @@ TEST(WorkflowCampaign, StoppedOnTwoRanksResumesOnThree) {
     const auto second = run(cfg, reg, dir, true);
     ASSERT_EQ(second.outcome, mw::Campaign::Outcome::finished);
     ASSERT_EQ(second.results.size(), full.results.size());
-    for (std::size_t i = 0; i < full.results.size(); ++i) expect_same(second.results[i], full.results[i]);
+    for (std::size_t i = 0; i < full.results.size(); ++i) expect_same_across_ranks(second.results[i], full.results[i]);
   }
 }
 
