@@ -165,6 +165,7 @@ Campaign::Outcome Campaign::run() {
   for (std::size_t p = first; p < m_phases.size(); ++p) {
     Phase& ph = *m_phases[p];
     bool resumed_here = m_resumed && p == first;
+    const bool resumed_in_phase = resumed_here;  // the test hold skips it even when it starts afresh
     cur.phase = p;
     if (resumed_here && !m_ckpt->has_state()) {
       // Checkpointed between phases (a stop before this phase began): it starts afresh.
@@ -180,7 +181,7 @@ Campaign::Outcome Campaign::run() {
                  "); checkpoint written; continue with `mantissa run DECK --resume`");
       return Outcome::stopped;
     }
-    if (!resumed_here) test_hold(*m_ctx, ph.name());
+    if (!resumed_in_phase) test_hold(*m_ctx, ph.name());
     if (resumed_here && !ph.resumes_mid_phase()) {
       // Repeat the phase from its start. The campaign step counter keeps counting (it only
       // paces periodic checkpoints and the stop_after_step hook, which must not fire twice).
