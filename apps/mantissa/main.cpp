@@ -164,7 +164,7 @@ SplitArgs split_args(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int mantissa_main(int argc, char** argv) {
   // SIGTERM/SIGUSR1 are stop requests for the whole life of the process (Signals.hpp), also
   // during MPI/Kokkos start-up and while the report is written.
   mantissa::workflow::StopSignals::install_for_process();
@@ -196,8 +196,9 @@ int main(int argc, char** argv) {
     run->add_option("overrides", run_opts.overrides, "key.path=value overrides, e.g. mesh.n=[128,128]");
     run->add_flag("--resume", run_opts.resume, "continue from the newest checkpoint in the run directory");
     run->add_flag("--overwrite", run_opts.overwrite, "replace an existing run directory");
-    run->footer("Exit status: 0 done, 1 error, 75 stopped by SIGTERM/SIGUSR1 with a checkpoint "
-                "(run again with --resume).");
+    run->footer(
+        "Exit status: 0 done, 1 error, 75 stopped by SIGTERM/SIGUSR1 with a checkpoint "
+        "(run again with --resume).");
 
     std::string check_deck;
     std::vector<std::string> check_overrides;
@@ -263,4 +264,21 @@ int main(int argc, char** argv) {
   }
   MPI_Finalize();
   return rc;
+}
+
+// Whatever escapes the handlers inside (an exception while the command line itself is set up)
+// ends the job with the message instead of std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return mantissa_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "mantissa: internal error (a bug, please report it): " << e.what() << std::endl;
+  } catch (...) {
+    std::cerr << "mantissa: internal error (a bug, please report it): unknown exception" << std::endl;
+  }
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized != 0 && finalized == 0) MPI_Abort(MPI_COMM_WORLD, 1);
+  return 1;
 }

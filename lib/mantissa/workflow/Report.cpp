@@ -85,7 +85,8 @@ SpeedSummary speed_summary(const VariantResult& r, const VariantResult& referenc
   if (r.time.steps > 0.0 && r.bytes > 0.0 && r.steps_done > 0 && s.time_per_step > 0.0) {
     const double bytes_per_step = r.bytes / double(r.steps_done);
     // The in-run figure of a variant that was not timed: its stepping time, not the hybrid's inference.
-    s.bandwidth_gbs = bytes_per_step / (s.timed ? s.time_per_step : r.time.steps / double(r.steps_done)) * 1e-9;
+    s.bandwidth_gbs =
+        bytes_per_step / (s.timed ? s.time_per_step : r.time.steps / double(r.steps_done)) * 1e-9;
   }
   // Speed-up against the reference measured the same way: timed medians where both were timed,
   // else the in-run times (the surrogates, which have no timed stretches).
@@ -105,8 +106,8 @@ SpeedSummary speed_summary(const VariantResult& r, const VariantResult& referenc
   s.bandwidth_fraction = s.bandwidth_gbs > 0.0 && s.triad_gbs > 0.0 ? s.bandwidth_gbs / s.triad_gbs : nan;
   s.fixed_step_seconds =
       r.fixed_step_seconds >= 0.0 ? r.fixed_step_seconds : (r.launch_seconds >= 0.0 ? r.launch_seconds : nan);
-  s.fixed_fraction = s.fixed_step_seconds >= 0.0 && s.time_per_step > 0.0 ? s.fixed_step_seconds / s.time_per_step
-                                                                          : nan;
+  s.fixed_fraction =
+      s.fixed_step_seconds >= 0.0 && s.time_per_step > 0.0 ? s.fixed_step_seconds / s.time_per_step : nan;
   if (s.fixed_fraction >= fixed_cost_warning_fraction) {
     std::ostringstream os;
     os.precision(3);
@@ -135,8 +136,8 @@ std::string main_table(const Campaign& c) {
   for (const auto& r : res) {
     const auto sp = speed_summary(r, ref);
     os << "| " << r.name << " | " << r.storage << "/" << r.compute << kind_note(r) << " | " << r.status
-       << " | " << step_cell(sp) << " | " << speedup_cell(sp) << " | " << num(r.final_rel_l2)
-       << " | " << num(r.final_max_error) << " | ";
+       << " | " << step_cell(sp) << " | " << speedup_cell(sp) << " | " << num(r.final_rel_l2) << " | "
+       << num(r.final_max_error) << " | ";
     const auto cells = sec.table_cells(r);
     MANTISSA_ASSERT(cells.size() == extra.size(),
                     "report section: " << cells.size() << " cells for " << extra.size() << " columns");
@@ -236,7 +237,8 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   if (ref0.triad_gbs > 0.0) {
     j.begin_object("bounds");
     j.value("triad_GBps", ref0.triad_gbs).value("triad_median_GBps", ref0.triad_median_gbs);
-    j.value("triad_rank_min_GBps", ref0.triad_rank_min_gbs).value("triad_rank_max_GBps", ref0.triad_rank_max_gbs);
+    j.value("triad_rank_min_GBps", ref0.triad_rank_min_gbs)
+        .value("triad_rank_max_GBps", ref0.triad_rank_max_gbs);
     j.value("triad_elements_per_rank", ref0.triad_elements).value("where", ref0.triad_where);
     j.end_object();
   } else {
@@ -339,7 +341,9 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
       j.value("speedup_within_noise", sp.speedup_within_noise);
     else
       j.null("speedup_within_noise");
-    j.begin_object("bound").value("triad_GBps", sp.triad_gbs).value("fraction_of_triad", sp.bandwidth_fraction);
+    j.begin_object("bound")
+        .value("triad_GBps", sp.triad_gbs)
+        .value("fraction_of_triad", sp.bandwidth_fraction);
     j.end_object();
     j.value("fixed_step_s", sp.fixed_step_seconds);
     j.value("launch_s", r.launch_seconds >= 0.0 ? r.launch_seconds : std::nan(""));
@@ -416,11 +420,12 @@ std::string speed_md(const Campaign& c) {
   if (ref.triad_gbs > 0.0)
     os << "Memory bound measured in this job (STREAM triad, " << ref.triad_where << ", "
        << num(double(ref.triad_elements) * 24.0 / 1048576.0) << " MiB per rank): " << num(ref.triad_gbs)
-       << " GB/s best, " << num(ref.triad_median_gbs) << " GB/s median; per rank " << num(ref.triad_rank_min_gbs)
-       << "-" << num(ref.triad_rank_max_gbs) << " GB/s.\n\n";
+       << " GB/s best, " << num(ref.triad_median_gbs) << " GB/s median; per rank "
+       << num(ref.triad_rank_min_gbs) << "-" << num(ref.triad_rank_max_gbs) << " GB/s.\n\n";
   else
     os << "Memory bound: not measured (campaign.timing.repeats = 0).\n\n";
-  os << "| variant | subnormals | time/step median [ms] | q1-q3 [ms] | min-max [ms] | spread | repeats x steps | "
+  os << "| variant | subnormals | time/step median [ms] | q1-q3 [ms] | min-max [ms] | spread | repeats x "
+        "steps | "
         "speed-up | bandwidth [GB/s] | of triad | fixed part [ms] | in-run [ms] |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   std::vector<std::string> warnings;
@@ -428,18 +433,18 @@ std::string speed_md(const Campaign& c) {
     const auto sp = speed_summary(r, ref);
     const auto& t = sp.timing;
     auto pct = [](double f) { return std::isfinite(f) ? num(100.0 * f) + " %" : std::string("n/a"); };
-    os << "| " << r.name << kind_note(r) << " | " << (r.subnormals_in_force.empty() ? "-" : r.subnormals_in_force)
-       << " | ";
+    os << "| " << r.name << kind_note(r) << " | "
+       << (r.subnormals_in_force.empty() ? "-" : r.subnormals_in_force) << " | ";
     if (sp.timed)
-      os << num(t.median * 1e3) << " | " << num(t.q1 * 1e3) << "-" << num(t.q3 * 1e3) << " | " << num(t.min * 1e3)
-         << "-" << num(t.max * 1e3) << " | " << pct(t.relative_spread()) << " | " << t.repeats() << " x "
-         << t.steps_per_repeat << " | ";
+      os << num(t.median * 1e3) << " | " << num(t.q1 * 1e3) << "-" << num(t.q3 * 1e3) << " | "
+         << num(t.min * 1e3) << "-" << num(t.max * 1e3) << " | " << pct(t.relative_spread()) << " | "
+         << t.repeats() << " x " << t.steps_per_repeat << " | ";
     else
       os << num(sp.time_per_step * 1e3) << " (in-run) | - | - | - | - | ";
     os << speedup_cell(sp) << " | " << (sp.bandwidth_gbs > 0.0 ? num(sp.bandwidth_gbs) : std::string("n/a"))
        << " | " << pct(sp.bandwidth_fraction) << " | "
-       << (std::isfinite(sp.fixed_step_seconds) ? num(sp.fixed_step_seconds * 1e3) : std::string("n/a")) << " | "
-       << num(sp.in_run_time_per_step * 1e3) << " |\n";
+       << (std::isfinite(sp.fixed_step_seconds) ? num(sp.fixed_step_seconds * 1e3) : std::string("n/a"))
+       << " | " << num(sp.in_run_time_per_step * 1e3) << " |\n";
     if (!sp.warning.empty()) warnings.push_back(sp.warning);
   }
   os << "\nTime per step: the median of the timed stretches (each the same trajectory as the accuracy run, "
@@ -475,9 +480,10 @@ std::string subnormals_md(const Campaign& c) {
       }
       if (mx <= 0.0) continue;
       any = true;
-      const double last = f.subnormal.empty() || f.values == 0 ? 0.0 : double(f.subnormal.back()) / double(f.values);
-      os << "; " << f.name << " (" << f.storage << "): " << num(100.0 * mx, 3) << " % subnormal at most (step "
-         << at << "), " << num(100.0 * last, 3) << " % at the end";
+      const double last =
+          f.subnormal.empty() || f.values == 0 ? 0.0 : double(f.subnormal.back()) / double(f.values);
+      os << "; " << f.name << " (" << f.storage << "): " << num(100.0 * mx, 3)
+         << " % subnormal at most (step " << at << "), " << num(100.0 * last, 3) << " % at the end";
     }
     if (!any)
       os << "; no subnormal value in any of its " << r.census.size() << " state fields at the "
@@ -493,13 +499,14 @@ std::string subnormals_md(const Campaign& c) {
         continue;
       const auto sx = speed_summary(x, res.front()), sy = speed_summary(y, res.front());
       os << "\nFlushing, same precision (" << x.precision << "): " << x.name << " (" << x.subnormals_in_force
-         << ") rel. L2 " << num(x.final_rel_l2) << ", " << num(sx.time_per_step * 1e3) << " ms/step; " << y.name
-         << " (" << y.subnormals_in_force << ") rel. L2 " << num(y.final_rel_l2) << ", "
+         << ") rel. L2 " << num(x.final_rel_l2) << ", " << num(sx.time_per_step * 1e3) << " ms/step; "
+         << y.name << " (" << y.subnormals_in_force << ") rel. L2 " << num(y.final_rel_l2) << ", "
          << num(sy.time_per_step * 1e3) << " ms/step.\n";
     }
   os << "\nShares are of the owned points of each state field that are subnormal in the type the field is "
         "stored in, at the sample steps of the first experiment (counted on the bits, so flushing does not "
-        "hide them from the count). fp16 storage rounds what would be fp32 subnormals to zero; its own subnormals "
+        "hide them from the count). fp16 storage rounds what would be fp32 subnormals to zero; its own "
+        "subnormals "
         "(below 6.1e-5) are normal numbers once converted to the fp32 the update computes in, so they cost "
         "the arithmetic nothing.\n\n";
   return os.str();
@@ -653,7 +660,7 @@ std::vector<std::string> write_report(const Campaign& campaign, const ReportInfo
   if (rank != 0) return {};
   write_h5(campaign, dir + "/report.h5");
   write_xdmf(campaign, dir + "/snapshots.xmf");
-  const auto files = campaign.report_section().write_files(campaign, dir);
+  auto files = campaign.report_section().write_files(campaign, dir);
   write_file(dir + "/report.md", report_md(campaign, info));
   // report.json last: its presence means the run finished and every other file is complete.
   write_file(dir + "/report.json", report_json(campaign, info));
