@@ -32,7 +32,9 @@ fail() {
 run() { "${mpi[@]}" run "$deck" run.output_dir="$out" "$@"; }
 
 # A crash is an exit by a signal other than the stop path, or an abort: 134, 136, 139, ...
-crashed() { [ "$1" -ge 128 ] || grep -qiE "corrupt|double free|free\(\)|Segmentation|AddressSanitizer|runtime error|internal error" "$2"; }
+# (glibc says "corrupted ..." / "... corruption"; not "corrupt", which io's Open MPI fcoll
+# warning contains)
+crashed() { [ "$1" -ge 128 ] || grep -qiE "corrupted|corruption|double free|free\(\)|Segmentation|AddressSanitizer|runtime error|internal error" "$2"; }
 
 compare() { $py "$here/fault_compare.py" "$1" "$out/base"; }
 
@@ -74,12 +76,12 @@ resume_and_compare() {
   local trial=$1 name=$2 rc=$3 log=$4
   shift 4
   if crashed "$rc" "$log"; then
-    fail "$trial" "crashed (exit $rc): $(grep -iE 'corrupt|free|Segm|Sanitizer|runtime error|internal' "$log" | head -2)"
+    fail "$trial" "crashed (exit $rc): $(grep -iE 'corrupted|corruption|free|Segm|Sanitizer|runtime error|internal' "$log" | head -2)"
     return
   fi
   local outcome
   if [ "$rc" -eq 75 ]; then
-    if ! grep -q "stopped by" "$log"; then fail "$trial" "exit 75 without saying it stopped"; return; fi
+    if ! grep -qE "stopped (by|in phase|before phase)" "$log"; then fail "$trial" "exit 75 without saying it stopped"; return; fi
     run run.name="$name" "$@" --resume >"$log.resume" 2>&1
     local r2=$?
     if [ "$r2" -ne 0 ]; then fail "$trial" "--resume after the stop exited $r2: $(grep error "$log.resume" | head -1)"; return; fi
