@@ -5,6 +5,7 @@
 // hand-over state (the zero field scores 1, persistence 0 after 0 predictions), checked here
 // against fields computed independently from the physics, and written to report.json/report.md.
 #include "TestModels.hpp"
+#include "TestScratch.hpp"
 
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/Report.hpp>
@@ -25,29 +26,11 @@ using mantissa::Precision;
 
 namespace {
 
-int rank_of_world() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using mantissa::workflow::test::rank_of_world;
 
-std::string scratch(const std::string& name) {
-  long pid = static_cast<long>(getpid());
-  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  const std::string path =
-      (fs::temp_directory_path() / ("mantissa-heldout-" + std::to_string(pid) + "-" + name)).string();
-  if (rank_of_world() == 0) fs::remove_all(path);
-  MPI_Barrier(MPI_COMM_WORLD);
-  return path;
-}
+std::string scratch(const std::string& name) { return mantissa::workflow::test::scratch("heldout", name); }
 
-mantissa::Grid grid() {
-  mantissa::Grid g;
-  g.dim = 2;
-  g.n = {32, 24, 1};
-  g.periodic = {true, true, false};
-  return g;
-}
+mantissa::Grid grid() { return mantissa::workflow::test::periodic_grid(); }
 
 mw::CampaignConfig config() {
   mw::CampaignConfig c;

@@ -6,6 +6,7 @@
 // is taken at every sample step and counts exactly, and the timing leaves every accuracy number
 // bit for bit as a run without it. Timings themselves are never asserted.
 #include "TestModels.hpp"
+#include "TestScratch.hpp"
 
 #include <mantissa/core/FloatEnv.hpp>
 #include <mantissa/workflow/Campaign.hpp>
@@ -30,29 +31,11 @@ using mantissa::Precision;
 
 namespace {
 
-int rank_of_world() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using mantissa::workflow::test::rank_of_world;
 
-std::string scratch(const std::string& name) {
-  long pid = static_cast<long>(getpid());
-  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  const std::string path =
-      (fs::temp_directory_path() / ("mantissa-speed-" + std::to_string(pid) + "-" + name)).string();
-  if (rank_of_world() == 0) fs::remove_all(path);
-  MPI_Barrier(MPI_COMM_WORLD);
-  return path;
-}
+std::string scratch(const std::string& name) { return mantissa::workflow::test::scratch("speed", name); }
 
-mantissa::Grid grid() {
-  mantissa::Grid g;
-  g.dim = 2;
-  g.n = {32, 24, 1};
-  g.periodic = {true, true, false};
-  return g;
-}
+mantissa::Grid grid() { return mantissa::workflow::test::periodic_grid(); }
 
 mw::PrecisionSet fp32() {
   return {{mw::role::storage, Precision::fp32}, {mw::role::compute, Precision::fp32}};
