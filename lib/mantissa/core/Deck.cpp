@@ -373,6 +373,27 @@ class Builder {
     return (n.Tag() == "!" ? "the quoted string " : "") + detail::deck_quote(s);
   }
 
+  // A string value that is not UTF-8 although the file is: a YAML escape ("\\xff") made a single
+  // byte. The resolved deck could not be read back, so such a value is refused.
+  static constexpr const char* not_utf8 =
+      "got a string that is not valid UTF-8 (a YAML escape such as \\xff made a single byte); write "
+      "the character itself";
+  static bool valid_utf8(const std::string& t) {
+    for (std::size_t i = 0; i < t.size();) {
+      const auto c = static_cast<unsigned char>(t[i]);
+      if (c < 0x80) {
+        ++i;
+        continue;
+      }
+      const std::size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      if (len < 2 || i + len > t.size() || c == 0xC0 || c == 0xC1 || c > 0xF4) return false;
+      for (std::size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(t[i + k]) & 0xC0) != 0x80) return false;
+      i += len;
+    }
+    return true;
+  }
+
   // Binary garbage and non-UTF-8 text are refused before the YAML parser sees them, with the
   // position of the first offending byte.
   void check_text(const std::string& text) const {
@@ -489,6 +510,7 @@ class Builder {
       case KeyType::string:
         if (!n.IsScalar()) throw fail("got " + describe(n));
         v.s = n.Scalar();
+        if (!valid_utf8(v.s)) throw fail(not_utf8);
         break;
       case KeyType::choice:
         if (!n.IsScalar()) throw fail("got " + describe(n));
@@ -526,6 +548,7 @@ class Builder {
         sequence();
         for (std::size_t i = 0; i < n.size(); ++i) {
           if (!n[i].IsScalar()) throw fail(fmt::format("element {} is {}", i, describe(n[i])));
+          if (!valid_utf8(n[i].Scalar())) throw fail(fmt::format("element {}: {}", i, not_utf8));
           v.strings.push_back(n[i].Scalar());
         }
         break;
