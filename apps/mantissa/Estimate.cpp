@@ -163,11 +163,13 @@ RunEstimate estimate_run(const Deck& deck, int ranks, std::int64_t steps) {
                             : 1.0;
   if (sur.enabled && sur.training == "online" && deck.has("surrogate.embed")) {
     const double end = sur.train_steps < 0 ? S : double(sur.train_steps);
-    const double n_train = steps > 0 ? std::max(0.0, std::floor((end - double(sur.start)) / stride) + 1.0) : 0.0;
-    e.host.push_back({"online training states (host)",
-                      "campaign.surrogate.train_steps, campaign.surrogate.start, surrogate.steps_per_prediction, "
-                      "mesh.n",
-                      n_train * ref.state_fields * 8.0 * L});
+    const double n_train =
+        steps > 0 ? std::max(0.0, std::floor((end - double(sur.start)) / stride) + 1.0) : 0.0;
+    e.host.push_back(
+        {"online training states (host)",
+         "campaign.surrogate.train_steps, campaign.surrogate.start, surrogate.steps_per_prediction, "
+         "mesh.n",
+         n_train * ref.state_fields * 8.0 * L});
     e.device.push_back({"surrogate training samples", "campaign.surrogate.train_steps, mesh.n",
                         n_train * ref.state_fields * 4.0 * L});
     // Activations kept for the backward pass: per token and layer the block's inputs,
@@ -213,7 +215,8 @@ RunEstimate estimate_run(const Deck& deck, int ranks, std::int64_t steps) {
 
   // Files: keep + 1 checkpoints (one being written) of the running state, the snapshots and
   // the training states, and the report with the gathered fields and traces.
-  const double keep = deck.has("checkpoint.keep") ? static_cast<double>(deck.get_int("checkpoint.keep")) : 2.0;
+  const double keep =
+      deck.has("checkpoint.keep") ? static_cast<double>(deck.get_int("checkpoint.keep")) : 2.0;
   const double per_ckpt = e.ranks * (ref.state_fields * 8.0 * L + e.host_bytes()) + e.root_bytes();
   e.disk_bytes = (keep + 1.0) * per_ckpt + e.root_bytes() + e.host_bytes();
 
@@ -229,11 +232,13 @@ std::string RunEstimate::summary() const {
                     device_is_host ? "for the models" : "on the device", bytes_text(host_bytes()),
                     bytes_text(root_bytes()), ranks, ranks == 1 ? "" : "s");
   const auto& big = largest(device, host);
-  if (big.bytes > 0.0) os << fmt::format("           largest: {} {} ({})\n", big.what, bytes_text(big.bytes), big.keys);
+  if (big.bytes > 0.0)
+    os << fmt::format("           largest: {} {} ({})\n", big.what, bytes_text(big.bytes), big.keys);
   if (steps > 0) {
-    os << fmt::format("  disk     up to {} in the run directory (checkpoints kept + report)\n", bytes_text(disk_bytes));
-    os << fmt::format("  work     {:.3g} grid point updates ({} steps x {:.4g} points x phases)\n", cell_updates,
-                      steps, global_points);
+    os << fmt::format("  disk     up to {} in the run directory (checkpoints kept + report)\n",
+                      bytes_text(disk_bytes));
+    os << fmt::format("  work     {:.3g} grid point updates ({} steps x {:.4g} points x phases)\n",
+                      cell_updates, steps, global_points);
   } else {
     os << "  disk     (steps follow from run.end_time and the time step; estimated by `run`)\n";
   }
@@ -282,7 +287,8 @@ void check_memory(const RunEstimate& e, MPI_Comm comm) {
   MPI_Comm_size(host, &on_host);
   MPI_Comm_rank(host, &host_rank);
   // Device memory is not queried on GPU back-ends (no portable call); the host check applies.
-  double mine = e.host_bytes() + (e.device_is_host ? e.device_bytes() : 0.0) + (rank == 0 ? e.root_bytes() : 0.0);
+  double mine =
+      e.host_bytes() + (e.device_is_host ? e.device_bytes() : 0.0) + (rank == 0 ? e.root_bytes() : 0.0);
   double need = 0.0;
   MPI_Allreduce(&mine, &need, 1, MPI_DOUBLE, MPI_SUM, host);
   double avail = host_rank == 0 ? available_host_bytes() : 0.0;
@@ -322,10 +328,11 @@ std::int64_t checked_steps(double end_time, double dt) {
   constexpr double limit = 2147483647.0;  // the physics count steps in 32 bits
   const double q = end_time / dt;
   if (!(dt > 0.0) || !std::isfinite(q) || q > limit)
-    throw Error(fmt::format(
-        "deck key 'run.end_time' = {:g} is {:.4g} time steps of dt = {:.4g} s, more than the {:.0f} steps a run "
-        "can count; lower run.end_time (or give run.steps)",
-        end_time, q, dt, limit));
+    throw Error(
+        fmt::format("deck key 'run.end_time' = {:g} is {:.4g} time steps of dt = {:.4g} s, more than the "
+                    "{:.0f} steps a run "
+                    "can count; lower run.end_time (or give run.steps)",
+                    end_time, q, dt, limit));
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(q - 1e-9)));
 }
 

@@ -88,8 +88,8 @@ int run_command(const Deck& deck, const RunOptions& opts) {
                                 : (opts.overwrite ? workflow::RunMode::overwrite : workflow::RunMode::fresh);
   if (stopped_in_startup(rank)) return k_exit_stopped;
   // Locked, marked, inside run.output_dir, writable (RunDirectory.hpp).
-  workflow::RunDirectory run_dir(MPI_COMM_WORLD, deck.get_string("run.output_dir"), deck.get_string("run.name"),
-                                 mode, cfg.checkpoint_dir);
+  workflow::RunDirectory run_dir(MPI_COMM_WORLD, deck.get_string("run.output_dir"),
+                                 deck.get_string("run.name"), mode, cfg.checkpoint_dir);
   const std::string dir = run_dir.path();
   check_disk(estimate_run(deck, ranks, cfg.steps), dir, MPI_COMM_WORLD);
 
@@ -134,9 +134,10 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   const bool late_signal = workflow::StopSignals::received(MPI_COMM_WORLD);
   log::info("results:\n\n{}\nreport: {}/report.md ({})", workflow::main_table(campaign), dir, files);
   if (late_signal)
-    log::info("mantissa: {} arrived after the campaign had finished; the report is complete and the run is done "
-              "(exit 0)",
-              workflow::StopSignals::name(workflow::StopSignals::last_signal()));
+    log::info(
+        "mantissa: {} arrived after the campaign had finished; the report is complete and the run is done "
+        "(exit 0)",
+        workflow::StopSignals::name(workflow::StopSignals::last_signal()));
   return 0;
 }
 

@@ -66,9 +66,11 @@ struct DocumentCounter : YAML::EventHandler {
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
   void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
   void OnMapEnd() override {}
 };
 std::size_t count_documents(const std::string& text) {
@@ -188,10 +190,11 @@ class Builder {
       // are counted first, with a bound.
       const std::size_t n = count_documents(text);
       if (n >= k_max_documents)
-        throw Error(fmt::format("{}: malformed YAML: the parser does not get past the start of the file "
-                                "(a stray ',' at the top level?); a deck is one YAML map of sections "
-                                "such as 'mesh:' and 'run:'",
-                                m_d.file));
+        throw Error(
+            fmt::format("{}: malformed YAML: the parser does not get past the start of the file "
+                        "(a stray ',' at the top level?); a deck is one YAML map of sections "
+                        "such as 'mesh:' and 'run:'",
+                        m_d.file));
       if (n > 1)
         docs = YAML::LoadAll(text);
       else
@@ -297,7 +300,8 @@ class Builder {
     // Another physics' section (Schema::physics_section) is neither required of this deck nor
     // filled with defaults: a cfd deck carries no seismic keys.
     std::string physics;
-    if (const auto it = m_d.values.find("physics"); it != m_d.values.end() && it->second.type == KeyType::string)
+    if (const auto it = m_d.values.find("physics");
+        it != m_d.values.end() && it->second.type == KeyType::string)
       physics = it->second.s;
     else if (const KeyDef* pk = m_s.find("physics"); pk && pk->has_default)
       physics = pk->string_default;
@@ -346,9 +350,9 @@ class Builder {
     // (the wall-time limit, the checkpoint cadence, logging, the process grid: checkpoints are
     // read at any rank count), so that a resumed job may have another time limit or size.
     std::map<std::string, DeckValue> placement;
-    for (const char* k : {"run.output_dir", "run.name", "run.wall_time_limit", "mesh.process_grid", "checkpoint.every",
-                          "checkpoint.keep", "logging.level", "logging.per_rank", "logging.progress_every",
-                          "logging.timer_fence"}) {
+    for (const char* k : {"run.output_dir", "run.name", "run.wall_time_limit", "mesh.process_grid",
+                          "checkpoint.every", "checkpoint.keep", "logging.level", "logging.per_rank",
+                          "logging.progress_every", "logging.timer_fence"}) {
       const auto it = m_d.values.find(k);
       if (it == m_d.values.end()) continue;
       placement.emplace(k, it->second);

@@ -16,18 +16,16 @@ class Error : public std::runtime_error {
 };
 
 namespace detail {
-[[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
-                                   const std::string& msg);
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line, const std::string& msg);
 }  // namespace detail
 
 }  // namespace mantissa
 
-#define MANTISSA_ASSERT(cond, msg)                                                \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
-      std::ostringstream mantissa_assert_os_;                                     \
-      mantissa_assert_os_ << msg; /* NOLINT(bugprone-macro-parentheses) */        \
-      ::mantissa::detail::assertion_failed(#cond, __FILE__, __LINE__,             \
-                                           mantissa_assert_os_.str());            \
-    }                                                                             \
+#define MANTISSA_ASSERT(cond, msg)                                                                \
+  do {                                                                                            \
+    if (!(cond)) {                                                                                \
+      std::ostringstream mantissa_assert_os_;                                                     \
+      mantissa_assert_os_ << msg; /* NOLINT(bugprone-macro-parentheses) */                        \
+      ::mantissa::detail::assertion_failed(#cond, __FILE__, __LINE__, mantissa_assert_os_.str()); \
+    }                                                                                             \
   } while (false)

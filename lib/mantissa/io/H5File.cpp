@@ -33,8 +33,8 @@ struct H5Context {
   bool transfer_collective = false;  // MPI-IO transfer mode of data (collective files)
   bool writable = false;
   Verify verify = Verify::checksums;
-  std::string open_path;     // the name HDF5 opened (a PendingFile's temporary)
-  bool temporary = false;    // open_path is a temporary that is discarded unless committed
+  std::string open_path;        // the name HDF5 opened (a PendingFile's temporary)
+  bool temporary = false;       // open_path is a temporary that is discarded unless committed
   mutable bool failed = false;  // an operation on the file failed: its contents are discarded
 };
 
@@ -153,7 +153,8 @@ H5Group::~H5Group() {
   close_handle();
 }
 
-H5Group::H5Group(H5Group&& o) noexcept : m_ctx(std::move(o.m_ctx)), m_id(o.m_id), m_name(std::move(o.m_name)) {
+H5Group::H5Group(H5Group&& o) noexcept
+    : m_ctx(std::move(o.m_ctx)), m_id(o.m_id), m_name(std::move(o.m_name)) {
   o.m_id = -1;
 }
 
@@ -334,7 +335,8 @@ void H5Group::require_format(const std::string& format, std::int64_t version, co
     fail(*m_ctx, FileProblem::wrong_format,
          "'" + file_path() + "' is " + format + " version " + std::to_string(*v) + " but this mantissa (" +
              MANTISSA_VERSION_STRING + ") reads version " + std::to_string(version) + "; " +
-             (*v > version ? "use the newer mantissa that wrote it" : "re-create the file with this mantissa"));
+             (*v > version ? "use the newer mantissa that wrote it"
+                           : "re-create the file with this mantissa"));
 }
 
 // ------------------------------------------------------------------ whole datasets
@@ -362,8 +364,9 @@ Hid create(const H5Group& g, hid_t loc, const std::string& name, const std::vect
   // Every element is written right after creation: no fill pass (variable-length strings
   // need HDF5's fill value, though).
   if (!fill) H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-  Hid space(check(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr),
-                  "cannot create a dataspace"));
+  Hid space(
+      check(dims.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(int(dims.size()), dims.data(), nullptr),
+            "cannot create a dataspace"));
   const hid_t id = H5Dcreate2(loc, name.c_str(), file_type, space, lcpl, dcpl, H5P_DEFAULT);
   if (id < 0) detail::throw_hdf5("cannot create dataset " + where, g.file_path(), false);
   return Hid(id);
@@ -506,10 +509,11 @@ void verify_sum(const H5Group& g, const Attributes& a, std::uint64_t computed, c
   const auto* s = std::get_if<std::int64_t>(&a.all().at("checksum"));
   const std::uint64_t stored = s ? std::uint64_t(*s) : ~computed;
   if (stored != computed)
-    throw FileError(FileProblem::damaged, g.file_path(),
-                    "dataset " + where + " fails its checksum (stored " + hex64(stored) + ", computed " +
-                        hex64(computed) + "): the file is damaged; " +
-                        remedy_text(FileProblem::damaged, std::filesystem::path(g.file_path()).parent_path()));
+    throw FileError(
+        FileProblem::damaged, g.file_path(),
+        "dataset " + where + " fails its checksum (stored " + hex64(stored) + ", computed " +
+            hex64(computed) + "): the file is damaged; " +
+            remedy_text(FileProblem::damaged, std::filesystem::path(g.file_path()).parent_path()));
 }
 
 }  // namespace
@@ -537,9 +541,9 @@ void H5Group::read_raw(const std::string& name, StorageKind kind, const std::str
   in_step(c, [&] {
     if (dims.empty() || row_offset < 0 || rows < 0 || row_offset + rows > dims[0])
       throw FileError(FileProblem::invalid_content, c.path,
-                      "dataset " + w + " has shape " + shape_text(dims) + "; rows " + std::to_string(row_offset) +
-                          ".." + std::to_string(row_offset + rows) + " were asked for (rank " +
-                          std::to_string(c.rank) + ")");
+                      "dataset " + w + " has shape " + shape_text(dims) + "; rows " +
+                          std::to_string(row_offset) + ".." + std::to_string(row_offset + rows) +
+                          " were asked for (rank " + std::to_string(c.rank) + ")");
     const std::int64_t row_len = count_of(std::vector<std::int64_t>(dims.begin() + 1, dims.end()));
     void* out = alloc(std::size_t(rows * row_len));
     Hid filespace(check(H5Dget_space(o.dset), "cannot get a dataspace"));
@@ -554,11 +558,13 @@ void H5Group::read_raw(const std::string& name, StorageKind kind, const std::str
       start[0] = hsize_t(row_offset);
       count[0] = hsize_t(rows);
       H5Sselect_hyperslab(filespace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-      memspace = Hid(check(H5Screate_simple(int(count.size()), count.data(), nullptr), "cannot create a dataspace"));
+      memspace =
+          Hid(check(H5Screate_simple(int(count.size()), count.data(), nullptr), "cannot create a dataspace"));
     }
     unsigned char dummy[8];
     Hid dxpl = c.collective ? detail::transfer(c.transfer_collective) : Hid(H5Pcreate(H5P_DATASET_XFER));
-    if (H5Dread(o.dset, detail::memory_type(kind), memspace, filespace, dxpl, rows * row_len != 0 ? out : static_cast<void*>(dummy)) < 0)
+    if (H5Dread(o.dset, detail::memory_type(kind), memspace, filespace, dxpl,
+                rows * row_len != 0 ? out : static_cast<void*>(dummy)) < 0)
       detail::throw_hdf5("cannot read dataset " + w, c.path, true);
     if (rows * row_len > 0)
       local = partial_checksum(out, elem_size, {1, rows, row_len}, {0, row_offset, 0}, {1, dims[0], row_len});
@@ -643,18 +649,20 @@ void H5Group::write_rows_raw(const std::string& name, const std::vector<std::int
   const std::string w = where(name);
   std::int64_t rows = 0, row_len = 1;
   in_step(c, [&] {
-    if (shape.empty()) throw FileError(FileProblem::other, c.path, "dataset " + w + ": rows of a scalar (internal)");
+    if (shape.empty())
+      throw FileError(FileProblem::other, c.path, "dataset " + w + ": rows of a scalar (internal)");
     row_len = count_of(std::vector<std::int64_t>(shape.begin() + 1, shape.end()));
     if (row_len == 0 ? local_values != 0 : local_values % row_len != 0)
       throw FileError(FileProblem::other, c.path,
-                      "dataset " + w + ": rank " + std::to_string(c.rank) + " holds " + std::to_string(local_values) +
-                          " values, not a whole number of rows of " + std::to_string(row_len));
+                      "dataset " + w + ": rank " + std::to_string(c.rank) + " holds " +
+                          std::to_string(local_values) + " values, not a whole number of rows of " +
+                          std::to_string(row_len));
     rows = row_len == 0 ? 0 : local_values / row_len;
     if (row_offset < 0 || row_offset + rows > shape[0])
       throw FileError(FileProblem::other, c.path,
                       "dataset " + w + ": rank " + std::to_string(c.rank) + " holds rows " +
-                          std::to_string(row_offset) + ".." + std::to_string(row_offset + rows) + " outside the " +
-                          std::to_string(shape[0]) + " rows of " + shape_text(shape));
+                          std::to_string(row_offset) + ".." + std::to_string(row_offset + rows) +
+                          " outside the " + std::to_string(shape[0]) + " rows of " + shape_text(shape));
   });
   std::int64_t total = rows;
   if (c.collective) MPI_Allreduce(&rows, &total, 1, MPI_INT64_T, MPI_SUM, c.comm);
@@ -679,14 +687,16 @@ void H5Group::write_rows_raw(const std::string& name, const std::vector<std::int
       start[0] = hsize_t(row_offset);
       count[0] = hsize_t(rows);
       H5Sselect_hyperslab(filespace, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-      memspace = Hid(check(H5Screate_simple(int(count.size()), count.data(), nullptr), "cannot create a dataspace"));
+      memspace =
+          Hid(check(H5Screate_simple(int(count.size()), count.data(), nullptr), "cannot create a dataspace"));
     }
     static const unsigned char dummy = 0;
     Hid dxpl = c.collective ? detail::transfer(c.transfer_collective) : Hid(H5Pcreate(H5P_DATASET_XFER));
     if (H5Dwrite(dset, detail::memory_type(kind), memspace, filespace, dxpl, none ? &dummy : data) < 0)
       detail::throw_hdf5("cannot write dataset " + w, c.path, false);
     if (!none)
-      local = partial_checksum(data, elem_size, {1, rows, row_len}, {0, row_offset, 0}, {1, shape[0], row_len});
+      local =
+          partial_checksum(data, elem_size, {1, rows, row_len}, {0, row_offset, 0}, {1, shape[0], row_len});
   });
   std::uint64_t sum = local;
   if (c.collective) MPI_Allreduce(&local, &sum, 1, MPI_UINT64_T, MPI_SUM, c.comm);
@@ -698,11 +708,13 @@ void H5Group::write_field(const std::string& name, const FieldRef& f, const Grid
   const H5Context& c = *m_ctx;
   const std::string w = where(name);
   in_step(c, [&] {
-    if (!f.to_host) throw FileError(FileProblem::other, c.path, "field " + w + " has no host copy (internal)");
+    if (!f.to_host)
+      throw FileError(FileProblem::other, c.path, "field " + w + " has no host copy (internal)");
     for (int a = 0; a < 3; ++a)
       if (f.offset[a] < 0 || f.offset[a] + f.extent[a] > grid.n[a])
-        throw FileError(FileProblem::other, c.path,
-                        "field " + w + ": rank " + std::to_string(c.rank) + "'s block lies outside the grid (internal)");
+        throw FileError(
+            FileProblem::other, c.path,
+            "field " + w + ": rank " + std::to_string(c.rank) + "'s block lies outside the grid (internal)");
   });
   in_step(c, [&] {
     try {
@@ -719,18 +731,21 @@ void H5Group::read_field(const std::string& name, const FieldRef& f) const {
   const H5Context& c = *m_ctx;
   const std::string w = where(name);
   MPI_Comm comm = c.collective ? c.comm : MPI_COMM_SELF;
-  if (!f.from_host) throw FileError(FileProblem::other, c.path, "field " + w + " cannot be read into (internal)");
+  if (!f.from_host)
+    throw FileError(FileProblem::other, c.path, "field " + w + " cannot be read into (internal)");
   Opened o = open_dataset(*this, m_id, name, f.type_name, c.verify, w);
   // The run's global grid, from the ranks' blocks.
-  std::array<std::int64_t, 3> hi{f.offset[0] + f.extent[0], f.offset[1] + f.extent[1], f.offset[2] + f.extent[2]};
+  std::array<std::int64_t, 3> hi{f.offset[0] + f.extent[0], f.offset[1] + f.extent[1],
+                                 f.offset[2] + f.extent[2]};
   std::array<std::int64_t, 3> n{};
   MPI_Allreduce(hi.data(), n.data(), 3, MPI_INT64_T, MPI_MAX, comm);
   std::vector<std::int64_t> xyz(o.dims.rbegin(), o.dims.rend());
   while (xyz.size() < 3) xyz.push_back(1);
   if (o.dims.size() < 2 || o.dims.size() > 3 || xyz[0] != n[0] || xyz[1] != n[1] || xyz[2] != n[2])
     throw FileError(FileProblem::invalid_content, c.path,
-                    "field " + w + " is " + shape_text({xyz[0], xyz[1], xyz[2]}) + " (x, y, z) but the run's grid is " +
-                        shape_text({n[0], n[1], n[2]}) + "; use a file written on this grid");
+                    "field " + w + " is " + shape_text({xyz[0], xyz[1], xyz[2]}) +
+                        " (x, y, z) but the run's grid is " + shape_text({n[0], n[1], n[2]}) +
+                        "; use a file written on this grid");
   const int nd = int(o.dims.size());
   std::vector<hsize_t> start, count;
   for (int a = nd - 1; a >= 0; --a) {
@@ -763,10 +778,12 @@ void require_readable(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw_errno("cannot open", path, errno);
   if (S_ISDIR(st.st_mode))
-    throw FileError(FileProblem::wrong_format, path, "cannot open '" + path + "': it is a directory; give a file");
+    throw FileError(FileProblem::wrong_format, path,
+                    "cannot open '" + path + "': it is a directory; give a file");
 }
 
-std::shared_ptr<H5Context> make_context(const std::string& path, MPI_Comm comm, bool writable, Verify verify) {
+std::shared_ptr<H5Context> make_context(const std::string& path, MPI_Comm comm, bool writable,
+                                        Verify verify) {
   detail::silence_hdf5();
   auto c = std::make_shared<H5Context>();
   c->path = path;
@@ -827,7 +844,8 @@ void H5File::close() {
   const std::shared_ptr<const H5Context> c = m_ctx;
   const hid_t id = m_file;
   m_file = -1;
-  const std::string what = std::string(c->writable ? "cannot finish writing" : "cannot close") + " '" + c->path + "'";
+  const std::string what =
+      std::string(c->writable ? "cannot finish writing" : "cannot close") + " '" + c->path + "'";
   if (c->writable && !c->failed) {
     // Flush first: when that fails the close below still succeeds (see discard_before_close).
     try {
@@ -879,23 +897,23 @@ H5File H5File::open_impl(const std::string& open_path, const std::string& shown,
   ctx->temporary = create && open_path != shown;
   hid_t file = -1, root = -1;
   try {
-  in_step(*ctx, [&] {
-    if (!create) require_readable(open_path);
-    Hid fapl = access_list(*ctx);
-    if (create) {
-      file = H5Fcreate(open_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-      if (file < 0) detail::throw_hdf5("cannot create '" + shown + "'", shown, false);
-    } else {
-      file = H5Fopen(open_path.c_str(), rw ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
-      if (file < 0) detail::throw_hdf5("cannot open '" + shown + "'", shown, true);
-    }
-    root = H5Gopen2(file, "/", H5P_DEFAULT);
-    if (root < 0) {
-      H5Fclose(file);
-      file = -1;
-      detail::throw_hdf5("cannot open the root group of '" + shown + "'", shown, true);
-    }
-  });
+    in_step(*ctx, [&] {
+      if (!create) require_readable(open_path);
+      Hid fapl = access_list(*ctx);
+      if (create) {
+        file = H5Fcreate(open_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        if (file < 0) detail::throw_hdf5("cannot create '" + shown + "'", shown, false);
+      } else {
+        file = H5Fopen(open_path.c_str(), rw ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+        if (file < 0) detail::throw_hdf5("cannot open '" + shown + "'", shown, true);
+      }
+      root = H5Gopen2(file, "/", H5P_DEFAULT);
+      if (root < 0) {
+        H5Fclose(file);
+        file = -1;
+        detail::throw_hdf5("cannot open the root group of '" + shown + "'", shown, true);
+      }
+    });
   } catch (...) {
     // A rank that succeeded while another failed has the file open: close it before throwing.
     if (root >= 0) H5Gclose(root);

@@ -33,10 +33,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <string_view>
-#include <utility>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -132,7 +132,8 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
       if (ec) err = "cannot create the checkpoint directory '" + dir + "' (checkpoint.dir): " + ec.message();
     }
     throw_if_root_failed(ctx.comm(), err);
-    m_writer = std::make_unique<io::CheckpointWriter>(decomp, dir, static_cast<int>(cfg.checkpoint_keep), opt);
+    m_writer =
+        std::make_unique<io::CheckpointWriter>(decomp, dir, static_cast<int>(cfg.checkpoint_keep), opt);
   }
   io::Attributes a;
   a.set("campaign.format", k_format)
@@ -179,10 +180,12 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
   for (std::size_t n = 0; n < ref.train_samples.size(); ++n)
     for (std::size_t i = 0; i < ref.train_samples[n].size(); ++i) {
       if (n == 0) train_ghosts.push_back(ref.train_samples[n][i].ghost[0]);
-      keep.push_back(to_field(ref.train_samples[n][i], decomp, "mantissa::workflow::CampaignCheckpoint::train"));
+      keep.push_back(
+          to_field(ref.train_samples[n][i], decomp, "mantissa::workflow::CampaignCheckpoint::train"));
       fields.push_back(io::field_ref("train." + std::to_string(n) + "." + std::to_string(i), keep.back()));
     }
-  a.set("campaign.train_count", std::int64_t(ref.train_samples.size())).set("campaign.train_ghosts", train_ghosts);
+  a.set("campaign.train_count", std::int64_t(ref.train_samples.size()))
+      .set("campaign.train_ghosts", train_ghosts);
 
   // Results (the same on every rank) and the gathered snapshots (rank 0 holds them; the others
   // know their names).
@@ -227,7 +230,8 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
         std::ifstream in(f, std::ios::binary);
-        std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
         if (!in.good() && !in.eof()) err = "cannot read the trained surrogate's file '" + f.string() + "'";
         listing += f.filename().string() + "\t" + std::to_string(bytes.size()) + "\n";
         contents.push_back(std::move(bytes));
@@ -243,8 +247,8 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
     const std::string name = line.substr(0, tab);
     const auto size = static_cast<std::int64_t>(std::stoll(line.substr(tab + 1)));
     sur_names.push_back(name);
-    extra.push_back(io::Dataset::whole("/surrogate/" + std::to_string(si), ctx.rank() == 0 ? contents[si] : std::vector<std::uint8_t>{},
-                                       {size}));
+    extra.push_back(io::Dataset::whole("/surrogate/" + std::to_string(si),
+                                       ctx.rank() == 0 ? contents[si] : std::vector<std::uint8_t>{}, {size}));
     ++si;
   }
   a.set("campaign.surrogate_files", join_lines(sur_names));
@@ -262,8 +266,8 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
     }
   }
   throw_if_root_failed(ctx.comm(), err);
-  ctx.log("checkpoint " + path + " written (phase '" + ctx.phase_name() + "', step " + std::to_string(cur.step) +
-          ")");
+  ctx.log("checkpoint " + path + " written (phase '" + ctx.phase_name() + "', step " +
+          std::to_string(cur.step) + ")");
 }
 
 void CampaignCheckpoint::read(PhaseContext& ctx) {
@@ -325,7 +329,8 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
   }
   const auto phase = static_cast<std::size_t>(a.get_int("campaign.phase"));
   if (phase >= ctx.phase_names().size() || a.get_string("campaign.phase_name") != ctx.phase_names()[phase])
-    refuse("is in phase '" + a.get_string("campaign.phase_name") + "', which this deck's campaign does not have");
+    refuse("is in phase '" + a.get_string("campaign.phase_name") +
+           "', which this deck's campaign does not have");
 
   // Everything is read (and may turn out damaged) before anything of the context changes.
   ReferenceStore ref;
@@ -373,7 +378,8 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
     if (a.has("campaign.surrogate_files")) {
       const auto names = split_lines(a.get_string("campaign.surrogate_files"));
       for (std::size_t i = 0; i < names.size(); ++i)
-        surrogate_files.emplace_back(names[i], rd->read_dataset<std::uint8_t>("/surrogate/" + std::to_string(i)));
+        surrogate_files.emplace_back(names[i],
+                                     rd->read_dataset<std::uint8_t>("/surrogate/" + std::to_string(i)));
     }
   } catch (const Error& e) {
     throw Damaged("'" + file + "' is damaged: " + std::string(e.what()));
@@ -383,7 +389,8 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
            std::to_string(ctx.results().size()));
   for (std::size_t i = 0; i < results.size(); ++i)
     if (results[i].name != ctx.results()[i].name)
-      refuse("has variant '" + results[i].name + "' where this deck's campaign has '" + ctx.results()[i].name + "'");
+      refuse("has variant '" + results[i].name + "' where this deck's campaign has '" +
+             ctx.results()[i].name + "'");
   auto& cur = ctx.cursor();
   ctx.reference_store() = std::move(ref);
   ctx.results() = std::move(results);
@@ -412,12 +419,15 @@ void CampaignCheckpoint::restore_surrogate_files(PhaseContext& ctx) {
     for (const auto& [name, bytes] : m_surrogate_files) {
       const fs::path f = dir / name;
       std::ifstream in(f, std::ios::binary);
-      const std::vector<std::uint8_t> now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::vector<std::uint8_t> now((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
       if (in.is_open() && now == bytes) continue;
-      log::warn("--resume: the trained surrogate's file '{}' {}; restored from the checkpoint '{}'", f.string(),
-                in.is_open() ? "differs from the checkpoint's checksummed copy (damaged)" : "is missing", m_source);
+      log::warn(
+          "--resume: the trained surrogate's file '{}' {}; restored from the checkpoint '{}'", f.string(),
+          in.is_open() ? "differs from the checkpoint's checksummed copy (damaged)" : "is missing", m_source);
       try {
-        io::write_file_durably(f.string(), std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+        io::write_file_durably(f.string(),
+                               std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
       } catch (const std::exception& e) {
         err = e.what();
         break;
@@ -433,11 +443,12 @@ double CampaignCheckpoint::load_state(PhaseContext& ctx, State& state) {
                 " state fields, the physics has " + std::to_string(state.size()));
   for (std::size_t i = 0; i < state.size(); ++i) {
     if (m_pending_names[i] != state[i].name)
-      throw Error("--resume: '" + m_source + "' state field " + std::to_string(i) + " is '" + m_pending_names[i] +
-                  "', the physics' is '" + state[i].name + "'");
+      throw Error("--resume: '" + m_source + "' state field " + std::to_string(i) + " is '" +
+                  m_pending_names[i] + "', the physics' is '" + state[i].name + "'");
     if (m_pending[i].ghost[0] != state[i].field.ghost(0))
       throw Error("--resume: '" + m_source + "' state field '" + state[i].name + "' has ghost width " +
-                  std::to_string(m_pending[i].ghost[0]) + ", the physics' " + std::to_string(state[i].field.ghost(0)));
+                  std::to_string(m_pending[i].ghost[0]) + ", the physics' " +
+                  std::to_string(state[i].field.ghost(0)));
     from_host(m_pending[i], state[i].field);
   }
   (void)ctx;

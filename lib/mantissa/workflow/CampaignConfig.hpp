@@ -81,11 +81,11 @@ struct CampaignConfig {
   std::int64_t checkpoint_every = 0;  // campaign steps between periodic checkpoints (0: on signal only)
   std::int64_t checkpoint_keep = 2;   // newest checkpoints kept
   std::string checkpoint_dir = "checkpoints";  // relative to the run directory unless absolute
-  std::int64_t stop_after_step = -1;  // test hook: raise SIGTERM after this many campaign steps
+  std::int64_t stop_after_step = -1;           // test hook: raise SIGTERM after this many campaign steps
   // Seconds of wall time, counted from the campaign's construction, before which the campaign
   // checkpoints and stops (0: no limit). run.wall_time_limit less the start-up already spent.
   double wall_time_limit = 0.0;
-  double progress_every = 10.0;       // seconds between progress lines of a phase (0: none)
+  double progress_every = 10.0;  // seconds between progress lines of a phase (0: none)
   // Flush-to-zero + denormals-are-zero while the physics steps (core/FloatEnv.hpp); a variant
   // may override it (VariantSpec::flush_subnormals).
   bool flush_subnormals = true;

@@ -131,8 +131,8 @@ void PhaseContext::write_checkpoint(const State* state, double time) {
   MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
   const auto t0 = std::chrono::steady_clock::now();
   m_ckpt->write(*this, state, time);
-  m_longest_checkpoint =
-      std::max(m_longest_checkpoint, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  m_longest_checkpoint = std::max(
+      m_longest_checkpoint, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 double PhaseContext::load_checkpoint_state(State& state) {
@@ -143,7 +143,8 @@ double PhaseContext::load_checkpoint_state(State& state) {
 bool PhaseContext::stop_requested() const {
   const auto now = std::chrono::steady_clock::now();
   const bool first = !m_polled;
-  if (!first) m_longest_poll = std::max(m_longest_poll, std::chrono::duration<double>(now - m_last_poll).count());
+  if (!first)
+    m_longest_poll = std::max(m_longest_poll, std::chrono::duration<double>(now - m_last_poll).count());
   m_polled = true;
   m_last_poll = now;
   const double limit = m_cfg.wall_time_limit;

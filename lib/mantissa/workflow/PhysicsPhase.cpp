@@ -43,9 +43,10 @@ void PhysicsPhase::census(PhaseContext& ctx, VariantResult& r, const PhysicsMode
   if (storage.empty()) storage.assign(st.size(), model.precision().get(role::storage));
   const auto c = subnormal_census(st, storage, ctx.comm());
   if (r.census.empty())
-    for (const auto& f : c) r.census.push_back({f.field, std::string(to_string(f.storage)), f.values, {}, {}});
-  MANTISSA_ASSERT(r.census.size() == c.size(), "the state has " << c.size() << " fields, the census "
-                                                                 << r.census.size());
+    for (const auto& f : c)
+      r.census.push_back({f.field, std::string(to_string(f.storage)), f.values, {}, {}});
+  MANTISSA_ASSERT(r.census.size() == c.size(),
+                  "the state has " << c.size() << " fields, the census " << r.census.size());
   r.census_steps.push_back(step);
   for (std::size_t i = 0; i < c.size(); ++i) {
     r.census[i].subnormal.push_back(c[i].subnormal);
@@ -85,8 +86,8 @@ void PhysicsPhase::time_stepping_of(PhaseContext& ctx, VariantResult& r, Physics
   r.fixed_step_seconds = gfixed;
   r.launch_seconds = measure_launch_seconds(ctx.comm());
   r.time.timing += sw.stop();
-  ctx.log("timed " + r.name + ": " + ms(sum.median) + " ms/step median [" + ms(sum.min) + " - " + ms(sum.max) +
-          "] of " + std::to_string(sum.repeats()) + "; fixed part " +
+  ctx.log("timed " + r.name + ": " + ms(sum.median) + " ms/step median [" + ms(sum.min) + " - " +
+          ms(sum.max) + "] of " + std::to_string(sum.repeats()) + "; fixed part " +
           (gfixed >= 0 ? ms(gfixed) : std::string("n/a")) + " ms, launch " + ms(r.launch_seconds) + " ms");
 }
 
@@ -102,8 +103,8 @@ void PhysicsPhase::measure_bound(PhaseContext& ctx, VariantResult& r) {
   r.time.setup += sw.stop();
   std::ostringstream os;
   os.precision(3);
-  os << "memory bound (STREAM triad, " << b.where << "): " << b.total_gbs << " GB/s best, " << b.median_total_gbs
-     << " GB/s median of " << b.repeats;
+  os << "memory bound (STREAM triad, " << b.where << "): " << b.total_gbs << " GB/s best, "
+     << b.median_total_gbs << " GB/s median of " << b.repeats;
   ctx.log(os.str());
 }
 

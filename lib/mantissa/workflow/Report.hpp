@@ -45,15 +45,15 @@ struct SpeedSummary {
   double bandwidth_gbs = 0.0;       // effective, from the physics' traffic model; 0: not counted
   double gflops = 0.0;              // 0: not counted
 
-  bool timed = false;                   // time_per_step is the median of timed stretches
-  TimingSummary timing;                 // of the timed stretches (when timed)
-  double in_run_time_per_step = 0.0;    // the accuracy run's stepping / its steps (NaN: none)
-  bool speedup_within_noise = false;    // timed, not the reference, and its range overlaps the reference's
-  double triad_gbs = 0.0;               // the measured memory bound (the reference's triad); NaN: not measured
-  double bandwidth_fraction = 0.0;      // bandwidth_gbs / triad_gbs; NaN: either not there
-  double fixed_step_seconds = 0.0;      // the step's fixed part (physics' own, else a launch); NaN: not measured
-  double fixed_fraction = 0.0;          // fixed_step_seconds / time_per_step; NaN: not measured
-  std::string warning;                  // non-empty: the step is too small to tell precisions apart
+  bool timed = false;                 // time_per_step is the median of timed stretches
+  TimingSummary timing;               // of the timed stretches (when timed)
+  double in_run_time_per_step = 0.0;  // the accuracy run's stepping / its steps (NaN: none)
+  bool speedup_within_noise = false;  // timed, not the reference, and its range overlaps the reference's
+  double triad_gbs = 0.0;             // the measured memory bound (the reference's triad); NaN: not measured
+  double bandwidth_fraction = 0.0;    // bandwidth_gbs / triad_gbs; NaN: either not there
+  double fixed_step_seconds = 0.0;  // the step's fixed part (physics' own, else a launch); NaN: not measured
+  double fixed_fraction = 0.0;      // fixed_step_seconds / time_per_step; NaN: not measured
+  std::string warning;              // non-empty: the step is too small to tell precisions apart
 };
 SpeedSummary speed_summary(const VariantResult& r, const VariantResult& reference);
 

@@ -49,8 +49,8 @@ struct Metric {
 // subnormal in the type the field is stored in, one count per sample step of experiment 0.
 struct CensusSeries {
   std::string name;
-  std::string storage;             // the field's storage precision
-  std::int64_t values = 0;         // owned points over all ranks
+  std::string storage;                  // the field's storage precision
+  std::int64_t values = 0;              // owned points over all ranks
   std::vector<std::int64_t> subnormal;  // per sample step (VariantResult::census_steps)
   std::vector<std::int64_t> zero;       // exactly +-0, per sample step
 };

@@ -47,9 +47,10 @@ std::string utc_now() {
 // these (and at least the deck or the log) is a run directory of a version before the marker.
 bool is_legacy_run_dir(const fs::path& dir) {
   static const std::set<std::string> known = {
-      "run.log",     "deck.resolved.yaml", "checkpoints", "report.json", "report.md", "report.h5",
-      "gathers.h5",  "snapshots",          "logs",        "run.lock",    "surrogate-trained.h5",
-      "gathers.xmf", "snapshots.xmf"};
+      "run.log",      "deck.resolved.yaml", "checkpoints",          "report.json",
+      "report.md",    "report.h5",          "gathers.h5",           "snapshots",
+      "logs",         "run.lock",           "surrogate-trained.h5", "gathers.xmf",
+      "snapshots.xmf"};
   std::error_code ec;
   bool anchor = false;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -198,13 +199,14 @@ std::string RunDirectory::join(const std::string& output_dir, const std::string&
   return (output_dir.empty() ? std::string(".") : output_dir) + "/" + s;
 }
 
-RunDirectory::RunDirectory(MPI_Comm comm, const std::string& output_dir, const std::string& name, RunMode mode,
-                           const std::string& checkpoint_dir)
+RunDirectory::RunDirectory(MPI_Comm comm, const std::string& output_dir, const std::string& name,
+                           RunMode mode, const std::string& checkpoint_dir)
     : m_comm(comm), m_path(join(output_dir, name)), m_ckpt(checkpoint_dir), m_mode(mode) {
   open(mode);
 }
 
-RunDirectory::RunDirectory(MPI_Comm comm, const std::string& path, RunMode mode, const std::string& checkpoint_dir)
+RunDirectory::RunDirectory(MPI_Comm comm, const std::string& path, RunMode mode,
+                           const std::string& checkpoint_dir)
     : m_comm(comm), m_path(path), m_ckpt(checkpoint_dir), m_mode(mode) {
   open(mode);
 }
@@ -228,7 +230,8 @@ void RunDirectory::open(RunMode requested) {
         // Nothing to resume (a job script that always passes --resume, or a run stopped before
         // it wrote anything): start the run, and say so.
         if (requested == RunMode::resume)
-          notes += "--resume: there is no run directory '" + m_path + "' yet: starting the run from the beginning\n";
+          notes += "--resume: there is no run directory '" + m_path +
+                   "' yet: starting the run from the beginning\n";
         fs::create_directories(dir, ec);
         if (ec)
           throw Error("cannot create the run directory '" + m_path + "' (" + ec.message() +
@@ -242,12 +245,11 @@ void RunDirectory::open(RunMode requested) {
           write_marker(dir);
           notes += "'" + m_path + "' was written by an earlier mantissa (no marker file); marked it\n";
         } else {
-          throw Error(
-              std::string(requested == RunMode::overwrite ? "--overwrite: refusing to delete '"
-                                                          : "refusing to use '") +
-              m_path + "': it is not a mantissa run directory (it has no " + marker_name +
-              " marker file and holds files mantissa does not write); choose another run.name or "
-              "run.output_dir, or move that directory away yourself");
+          throw Error(std::string(requested == RunMode::overwrite ? "--overwrite: refusing to delete '"
+                                                                  : "refusing to use '") +
+                      m_path + "': it is not a mantissa run directory (it has no " + marker_name +
+                      " marker file and holds files mantissa does not write); choose another run.name or "
+                      "run.output_dir, or move that directory away yourself");
         }
       }
       LockResult lock = take_lock(dir, std::string(again));
@@ -299,7 +301,8 @@ void RunDirectory::open(RunMode requested) {
           if (ec) throw Error("cannot remove the earlier '" + aside_path + "' (" + ec.message() + ")");
         }
         fs::rename(dir, prev, ec);
-        if (ec) throw Error("cannot move '" + m_path + "' aside to '" + aside_path + "' (" + ec.message() + ")");
+        if (ec)
+          throw Error("cannot move '" + m_path + "' aside to '" + aside_path + "' (" + ec.message() + ")");
         m_aside = aside_path;  // from here on a failure puts it back
         m_aside_lock_fd = m_lock_fd;
         m_lock_fd = -1;

@@ -58,7 +58,9 @@ TEST(Schema, CoreSchemaAcceptsAMinimalDeckAndFillsDefaults) {
 TEST(Schema, DeckHashIgnoresPacingKeysButNotTheComputation) {
   Schema s;
   mantissa::register_core_schema(s);
-  const auto hash = [&](const std::string& text) { return mantissa::Deck::from_string(text, "h.yaml", s).hash(); };
+  const auto hash = [&](const std::string& text) {
+    return mantissa::Deck::from_string(text, "h.yaml", s).hash();
+  };
   const std::string base = hash("mesh:\n  n: [16, 8]\n");
   EXPECT_EQ(hash("mesh:\n  n: [16, 8]\n  process_grid: [2, 1]\nrun:\n  wall_time_limit: 60\n  name: other\n"
                  "checkpoint:\n  every: 7\n  keep: 5\nlogging:\n  progress_every: 1\n"),
@@ -82,8 +84,7 @@ TEST(Schema, MarkdownHasASectionPerTopLevelKeyAndARowPerKey) {
   Schema s;
   mantissa::register_core_schema(s);
   const std::string md = s.to_markdown();
-  for (const char* sec :
-       {"## `physics`", "## `run`", "## `mesh`", "## `checkpoint`", "## `logging`"}) {
+  for (const char* sec : {"## `physics`", "## `run`", "## `mesh`", "## `checkpoint`", "## `logging`"}) {
     EXPECT_NE(md.find(sec), std::string::npos) << sec;
   }
   for (const auto& k : s.keys()) EXPECT_NE(md.find("| `" + k.path + "` |"), std::string::npos) << k.path;

@@ -33,8 +33,8 @@ struct TestWaveOptions {
   std::int64_t nan_at_step = -1;  // inject a NaN at this step (failure handling tests)
   int nan_experiment = -1;        // ... of this experiment only (-1: of every experiment)
   std::array<std::int64_t, 3> nan_point{3, 5, 0};
-  int experiments = 1;   // experiment s starts the pulse at x = (0.4 + 0.2 s) of the domain
-  int record_every = 1;  // probe stride (Probes::stride)
+  int experiments = 1;        // experiment s starts the pulse at x = (0.4 + 0.2 s) of the domain
+  int record_every = 1;       // probe stride (Probes::stride)
   double step_seconds = 0.0;  // wall time each step sleeps (the wall-time limit's tests)
 };
 
@@ -90,7 +90,8 @@ class TestWave final : public PhysicsModel {
 
   void step(std::int64_t n) override {
     for (std::int64_t s = 0; s < n; ++s) {
-      if (m_opt.step_seconds > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(m_opt.step_seconds));
+      if (m_opt.step_seconds > 0.0)
+        std::this_thread::sleep_for(std::chrono::duration<double>(m_opt.step_seconds));
       m_halo.exchange({&m_p, &m_pp});
       const T g2 = T(m_opt.courant * m_opt.courant);
       auto p = m_p.view();

@@ -28,9 +28,13 @@ namespace {
 
 using mantissa::workflow::test::rank_of_world;
 
-std::string scratch(const std::string& name) { return mantissa::workflow::test::scratch("wf", name); }
+std::string scratch(const std::string& name) {
+  return mantissa::workflow::test::scratch("wf", name);
+}
 
-mantissa::Grid grid() { return mantissa::workflow::test::periodic_grid(); }
+mantissa::Grid grid() {
+  return mantissa::workflow::test::periodic_grid();
+}
 
 mw::CampaignConfig config() {
   mw::CampaignConfig c;
@@ -314,9 +318,11 @@ TEST(WorkflowCampaign, ResumeFromAPeriodicCheckpointRepeatsTheTail) {
     EXPECT_EQ(name, "campaign-0000000300.h5");
     // checkpoint.keep = 2: the two newest (campaign steps 200 and 300) and nothing else.
     std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(dir + "/checkpoints")) files.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir + "/checkpoints"))
+      files.push_back(e.path().filename().string());
     std::sort(files.begin(), files.end());
-    EXPECT_EQ(files, (std::vector<std::string>{"campaign-0000000200.h5", "campaign-0000000300.h5", "latest"}));
+    EXPECT_EQ(files,
+              (std::vector<std::string>{"campaign-0000000200.h5", "campaign-0000000300.h5", "latest"}));
   }
   const auto again = run(cfg, reg, dir, true);
   ASSERT_EQ(again.outcome, mw::Campaign::Outcome::finished);
@@ -524,8 +530,10 @@ TEST(WorkflowCampaign, WallTimeLimitStopsWithACheckpointAndResumes) {
   EXPECT_LT(ref.steps_done, 60);
   EXPECT_EQ(checkpoint_files(dir).size(), 1u);
   if (rank_of_world() == 0)
-    std::printf("[ wall     ] first start: %.3f s (limit %.3f s of campaign time), stopped after %lld reference steps\n",
-                first_s, cfg.wall_time_limit, static_cast<long long>(ref.steps_done));
+    std::printf(
+        "[ wall     ] first start: %.3f s (limit %.3f s of campaign time), stopped after %lld reference "
+        "steps\n",
+        first_s, cfg.wall_time_limit, static_cast<long long>(ref.steps_done));
   int starts = 1;
   while (r.outcome == mw::Campaign::Outcome::stopped && starts < 200) {
     r = run(cfg, reg, dir, true);
@@ -558,7 +566,8 @@ TEST(WorkflowCampaign, CheckpointDirAndKeepAreHonoured) {
   mw::StopSignals::clear();
   MPI_Barrier(MPI_COMM_WORLD);
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir + "/state/ckpt")) names.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir + "/state/ckpt"))
+    names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"campaign-0000000040.h5", "campaign-0000000050.h5",
                                              "campaign-0000000055.h5", "latest"}));
@@ -610,7 +619,8 @@ void expect_same_across_ranks(const mw::VariantResult& a, const mw::VariantResul
   close(a.energy, b.energy, "energy");
   close({a.final_rel_l2}, {b.final_rel_l2}, "final_rel_l2");
   ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
-  for (std::size_t i = 0; i < a.diagnostics.size(); ++i) close(a.diagnostics[i].values, b.diagnostics[i].values, "diagnostics");
+  for (std::size_t i = 0; i < a.diagnostics.size(); ++i)
+    close(a.diagnostics[i].values, b.diagnostics[i].values, "diagnostics");
   EXPECT_EQ(a.steps_done, b.steps_done);
   EXPECT_EQ(a.handovers.size(), b.handovers.size());
 }
@@ -648,7 +658,8 @@ TEST(WorkflowCampaign, StoppedOnTwoRanksResumesOnThree) {
     const auto second = run(cfg, reg, dir, true);
     ASSERT_EQ(second.outcome, mw::Campaign::Outcome::finished);
     ASSERT_EQ(second.results.size(), full.results.size());
-    for (std::size_t i = 0; i < full.results.size(); ++i) expect_same_across_ranks(second.results[i], full.results[i]);
+    for (std::size_t i = 0; i < full.results.size(); ++i)
+      expect_same_across_ranks(second.results[i], full.results[i]);
   }
 }
 

@@ -28,9 +28,13 @@ namespace {
 
 using mantissa::workflow::test::rank_of_world;
 
-std::string scratch(const std::string& name) { return mantissa::workflow::test::scratch("heldout", name); }
+std::string scratch(const std::string& name) {
+  return mantissa::workflow::test::scratch("heldout", name);
+}
 
-mantissa::Grid grid() { return mantissa::workflow::test::periodic_grid(); }
+mantissa::Grid grid() {
+  return mantissa::workflow::test::periodic_grid();
+}
 
 mw::CampaignConfig config() {
   mw::CampaignConfig c;

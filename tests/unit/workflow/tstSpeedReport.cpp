@@ -33,9 +33,13 @@ namespace {
 
 using mantissa::workflow::test::rank_of_world;
 
-std::string scratch(const std::string& name) { return mantissa::workflow::test::scratch("speed", name); }
+std::string scratch(const std::string& name) {
+  return mantissa::workflow::test::scratch("speed", name);
+}
 
-mantissa::Grid grid() { return mantissa::workflow::test::periodic_grid(); }
+mantissa::Grid grid() {
+  return mantissa::workflow::test::periodic_grid();
+}
 
 mw::PrecisionSet fp32() {
   return {{mw::role::storage, Precision::fp32}, {mw::role::compute, Precision::fp32}};
@@ -151,7 +155,8 @@ TEST(SpeedReport, EveryPhysicsVariantIsTimedWithSpreadBoundAndFraction) {
       EXPECT_FALSE(sp.speedup_within_noise);
     } else {
       EXPECT_DOUBLE_EQ(sp.speedup, mw::speed_summary(ref, ref).time_per_step / sp.time_per_step);
-      EXPECT_EQ(sp.speedup_within_noise, mw::difference_within_noise(mw::speed_summary(ref, ref).timing, sp.timing));
+      EXPECT_EQ(sp.speedup_within_noise,
+                mw::difference_within_noise(mw::speed_summary(ref, ref).timing, sp.timing));
     }
   }
   // A surrogate rollout is not timed in stretches: in-run, against the reference's in-run time.

@@ -25,13 +25,13 @@ void register_core_schema(Schema& s) {
   s.real("run.end_time", "simulated time to stop at; when given it replaces steps", std::nullopt, 0.0, rmax,
          true);
   s.real("run.wall_time_limit",
-           "seconds of wall time from the start of the process before which the run checkpoints and "
-           "stops cleanly with exit 75, like a signal (0: no limit): it stops once the time spent plus "
-           "twice the longest step so far and the longest checkpoint write would pass the limit. Not "
-           "foreseen: training (it cannot stop part-way), and a rollout repeated from its start after "
-           "a resume runs to its end. Not part of the deck's identity: a resumed job may give "
-           "another limit",
-           0.0, 0.0, rmax);
+         "seconds of wall time from the start of the process before which the run checkpoints and "
+         "stops cleanly with exit 75, like a signal (0: no limit): it stops once the time spent plus "
+         "twice the longest step so far and the longest checkpoint write would pass the limit. Not "
+         "foreseen: training (it cannot stop part-way), and a rollout repeated from its start after "
+         "a resume runs to its end. Not part of the deck's identity: a resumed job may give "
+         "another limit",
+         0.0, 0.0, rmax);
 
   s.section("mesh", "The global structured grid and its decomposition over MPI ranks.");
   s.integer("mesh.dim", "spatial dimension", 2, 2, 3);
@@ -57,8 +57,9 @@ void register_core_schema(Schema& s) {
             "campaign steps (every phase's steps in turn) between periodic checkpoints (0: none; a stop "
             "by signal or run.wall_time_limit always writes one)",
             0, 0, imax);
-  s.integer("checkpoint.keep", "how many of the newest checkpoints to keep (more: a damaged newest one has a fallback)",
-            2, 1, 1000);
+  s.integer("checkpoint.keep",
+            "how many of the newest checkpoints to keep (more: a damaged newest one has a fallback)", 2, 1,
+            1000);
   s.string("checkpoint.dir",
            "checkpoint directory, relative to the run directory and inside it; its file 'latest' names "
            "the newest checkpoint",

@@ -147,12 +147,12 @@ Hdf5Failure take_hdf5_failure(bool reading) {
     int err;
   };
   // Open MPI/ROMIO report MPI error classes by name or strerror text.
-  static const Known known[] = {{"MPI_ERR_NO_SPACE", ENOSPC},  {"No space left", ENOSPC},
+  static const Known known[] = {{"MPI_ERR_NO_SPACE", ENOSPC},     {"No space left", ENOSPC},
 #ifdef EDQUOT
-                                {"MPI_ERR_QUOTA", EDQUOT},     {"quota", EDQUOT},
+                                {"MPI_ERR_QUOTA", EDQUOT},        {"quota", EDQUOT},
 #endif
-                                {"MPI_ERR_READ_ONLY", EROFS},  {"Read-only file system", EROFS},
-                                {"MPI_ERR_ACCESS", EACCES},    {"Permission denied", EACCES},
+                                {"MPI_ERR_READ_ONLY", EROFS},     {"Read-only file system", EROFS},
+                                {"MPI_ERR_ACCESS", EACCES},       {"Permission denied", EACCES},
                                 {"MPI_ERR_NO_SUCH_FILE", ENOENT}, {"No such file", ENOENT}};
   if (f.err == 0)
     for (const auto& k : known)
@@ -181,7 +181,8 @@ void throw_hdf5(const std::string& what, const std::string& path, bool reading) 
   if (f.problem == FileProblem::other && !reading) {
     // MPI-IO drivers do not always pass the system's error through HDF5's stack: ask the
     // system (errno of the failed write, then the file system's state).
-    if (problem_from_errno(sys_err) != FileProblem::other && problem_from_errno(sys_err) != FileProblem::missing) {
+    if (problem_from_errno(sys_err) != FileProblem::other &&
+        problem_from_errno(sys_err) != FileProblem::missing) {
       f.err = sys_err;
       f.problem = problem_from_errno(sys_err);
     } else {
