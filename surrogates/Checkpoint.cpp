@@ -228,8 +228,9 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
   if (version != kFormatVersion)
     throw Error("surrogate checkpoint '" + file + "': format version " + std::to_string(version) +
                 ", this mantissa reads version " + std::to_string(kFormatVersion) +
-                (version < kFormatVersion ? " (older files do not record surrogate.steps_per_prediction); retrain the surrogate"
-                                          : "; use the mantissa that wrote it"));
+                (version < kFormatVersion
+                     ? " (older files do not record surrogate.steps_per_prediction); retrain the surrogate"
+                     : "; use the mantissa that wrote it"));
   auto& model = *state.model;
   for (const auto& [k, v] : config_fields(model.config())) {
     const auto got = read_attr_i64(g, k, file);
@@ -243,7 +244,8 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
       if (!has_attr(g, k.c_str()))
         throw Error("surrogate checkpoint '" + file + "': surrogate." + k +
                     " is not recorded in the file; it was written without it and cannot be checked "
-                    "against the deck's value " + std::to_string(v) + "; retrain the surrogate");
+                    "against the deck's value " +
+                    std::to_string(v) + "; retrain the surrogate");
       const auto got = read_attr_i64(g, k.c_str(), file);
       if (got != v)
         throw Error("surrogate checkpoint '" + file + "': surrogate." + k + " is " + std::to_string(got) +

@@ -146,7 +146,8 @@ class Matmul {
     const std::int64_t cols = X.extent(1);
     float result = 0.0f;
     Kokkos::parallel_reduce(
-        "mantissa::surrogates::Matmul::counted_amax", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(X.size())),
+        "mantissa::surrogates::Matmul::counted_amax",
+        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(X.size())),
         KOKKOS_LAMBDA(const std::int64_t i, float& m) {
           if (c(i / cols) != 0) m = math::fmax(m, math::fabs(float(x.data()[i])));
         },

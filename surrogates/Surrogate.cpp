@@ -148,7 +148,7 @@ std::vector<double> gather_extended(const Decomposition& d, const Tiles& t, cons
 // 1 for the tokens of an extended tile that lie in the owned box, tile after tile (tokens
 // row-major (z, y, x) in patches, TokenLayout's order).
 Kokkos::View<std::uint8_t*, MemSpace> owned_tokens(const ModelConfig& mc, const Box& eb, const Box& ob,
-                                                    std::int64_t tiles) {
+                                                   std::int64_t tiles) {
   const std::array<std::int64_t, 3> ps{mc.patch, mc.patch, mc.patch_z()};
   std::array<std::int64_t, 3> n{}, lo{}, hi{};
   for (int a = 0; a < 3; ++a) {
@@ -163,10 +163,8 @@ Kokkos::View<std::uint8_t*, MemSpace> owned_tokens(const ModelConfig& mc, const 
     for (std::int64_t z = 0; z < n[2]; ++z)
       for (std::int64_t y = 0; y < n[1]; ++y)
         for (std::int64_t x = 0; x < n[0]; ++x)
-          h(t * per + (z * n[1] + y) * n[0] + x) = (x >= lo[0] && x < hi[0] && y >= lo[1] && y < hi[1] &&
-                                                    z >= lo[2] && z < hi[2])
-                                                       ? 1
-                                                       : 0;
+          h(t * per + (z * n[1] + y) * n[0] + x) =
+              (x >= lo[0] && x < hi[0] && y >= lo[1] && y < hi[1] && z >= lo[2] && z < hi[2]) ? 1 : 0;
   Kokkos::deep_copy(mask, h);
   return mask;
 }
@@ -209,8 +207,9 @@ Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
   if (!(config.pushforward >= 0.0 && config.pushforward <= 1.0))
     throw Error("surrogate.train.pushforward = " + std::to_string(config.pushforward) + " must be in [0, 1]");
   if (config.scaling == InputScaling::amplitude && mc.out_channels > mc.in_channels)
-    throw Error("surrogate.scaling = amplitude needs the predicted channels among the inputs "
-                "(out_channels <= in_channels)");
+    throw Error(
+        "surrogate.scaling = amplitude needs the predicted channels among the inputs "
+        "(out_channels <= in_channels)");
   m_impl->gen.seed(config.seed + std::uint64_t(decomp.rank()));
   m_impl->model64 = std::make_unique<Model<double>>(mc);
   m_impl->model32 = std::make_unique<Model<float>>(mc);
@@ -300,7 +299,7 @@ void pushforward_batch(const Matrix<T>& in, const Matrix<T>& t0, const Matrix<T>
     Kokkos::deep_copy(r, hr);
     auto hk = Kokkos::create_mirror_view(k);
     for (int c = 0; c < cout; ++c) {
-      hk(c, 0) = nz.out_std[c] / nz.in_std[c];   // normalised change -> normalised input
+      hk(c, 0) = nz.out_std[c] / nz.in_std[c];  // normalised change -> normalised input
       hk(c, 1) = nz.out_mean[c] / nz.in_std[c];
       hk(c, 2) = nz.out_mean[c] / nz.out_std[c];  // mean of a change in normalised target units
       hk(c, 3) = 0.0;
@@ -515,7 +514,8 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
     for (std::int64_t z = 0; z < ee[2]; ++z)
       for (std::int64_t y = 0; y < ee[1]; ++y)
         for (std::int64_t x = 0; x < ee[0]; ++x)
-          hin(0, c, z, y, x) = (ext[((c * ee[2] + z) * ee[1] + y) * ee[0] + x] - nz.in_mean[c]) / nz.in_std[c];
+          hin(0, c, z, y, x) =
+              (ext[((c * ee[2] + z) * ee[1] + y) * ee[0] + x] - nz.in_mean[c]) / nz.in_std[c];
   Kokkos::deep_copy(fin, hin);
   const TokenLayout layout(mc.dim, {ee[0] / ps[0], ee[1] / ps[1], ee[2] / ps[2]},
                            {{eb[0][0] / ps[0], eb[0][1] / ps[1], eb[0][2] / ps[2]}}, mc.window);
@@ -579,11 +579,11 @@ void Surrogate::save(const std::string& file) const {
   // Rank 0 writes; the generator state saved is rank 0's (each rank's stream is seed + rank).
   if (m_decomp.rank() == 0) {
     if (m_impl->master64)
-      save_surrogate<double>(file,
-                             {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines});
+      save_surrogate<double>(
+          file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines});
     else
-      save_surrogate<float>(file,
-                            {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
+      save_surrogate<float>(
+          file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
   }
   int ok = 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, m_decomp.comm());

@@ -22,17 +22,17 @@ void register_schema(Schema& s) {
   s.choice("surrogate.position",
            "position encoding of the patches ('none': no encoding; the model is the same at every position, "
            "which is what lets it predict a source position it was not trained on)",
-           {"sinusoidal", "learned", "none"},
-           std::string("sinusoidal"));
+           {"sinusoidal", "learned", "none"}, std::string("sinusoidal"));
   s.integer("surrogate.steps_per_prediction",
             "K: solver steps one prediction advances (stored in the weights file; a file with another K is "
             "refused)",
             4, 1, 100000);
-  s.choice("surrogate.scaling",
-           "how the state is scaled before the model sees it: 'dataset' (each channel by its mean and standard "
-           "deviation over the training set) or 'amplitude' (the state and its change first divided by the "
-           "state's RMS over the domain: predictions scale with the state, a state at rest stays at rest)",
-           {"dataset", "amplitude"}, std::string("dataset"));
+  s.choice(
+      "surrogate.scaling",
+      "how the state is scaled before the model sees it: 'dataset' (each channel by its mean and standard "
+      "deviation over the training set) or 'amplitude' (the state and its change first divided by the "
+      "state's RMS over the domain: predictions scale with the state, a state at rest stays at rest)",
+      {"dataset", "amplitude"}, std::string("dataset"));
   s.integer("surrogate.seed", "seed of the weight initialisation and of batch sampling", 20261129, 0,
             std::int64_t(1) << 62);
   s.section("surrogate.train", "Training: AdamW with warm-up and cosine decay, clipping, mixed precision.");
@@ -77,14 +77,17 @@ SurrogateConfig config_from_deck(const Deck& deck) {
   m.window = int(deck.get_int("surrogate.window"));
   m.shifted = deck.get_bool("surrogate.shifted");
   const auto pos = deck.get_string("surrogate.position");
-  m.position = pos == "learned" ? PositionKind::learned : pos == "none" ? PositionKind::none : PositionKind::sinusoidal;
+  m.position = pos == "learned" ? PositionKind::learned
+               : pos == "none"  ? PositionKind::none
+                                : PositionKind::sinusoidal;
   m.seed = std::uint64_t(deck.get_int("surrogate.seed"));
   c.seed = m.seed;
   c.steps_per_prediction = int(deck.get_int("surrogate.steps_per_prediction"));
   c.train_precision =
       parse_precision(deck.get_string("surrogate.train.precision"), "surrogate.train.precision");
   c.batch_size = int(deck.get_int("surrogate.train.batch_size"));
-  c.scaling = deck.get_string("surrogate.scaling") == "amplitude" ? InputScaling::amplitude : InputScaling::dataset;
+  c.scaling =
+      deck.get_string("surrogate.scaling") == "amplitude" ? InputScaling::amplitude : InputScaling::dataset;
   c.noise = deck.get_real("surrogate.train.noise");
   c.pushforward = deck.get_real("surrogate.train.pushforward");
   auto& o = c.optimizer;

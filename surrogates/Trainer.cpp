@@ -46,7 +46,8 @@ double counted_elements(const Matrix<T>& targets, const typename Trainer<T>::Row
   if (counted.extent(0) == 0) return double(targets.size());
   std::int64_t rows = 0;
   Kokkos::parallel_reduce(
-      "mantissa::surrogates::Trainer::counted_rows", Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(counted.extent(0))),
+      "mantissa::surrogates::Trainer::counted_rows",
+      Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(counted.extent(0))),
       KOKKOS_LAMBDA(const std::int64_t r, std::int64_t& acc) { acc += counted(r) != 0 ? 1 : 0; }, rows);
   return double(rows) * double(targets.extent(1));
 }
@@ -127,7 +128,7 @@ StepResult Trainer<T>::step(const TokenLayout& layout, const Matrix<T>& inputs, 
 
 template <class T>
 double Trainer<T>::evaluate(const TokenLayout& layout, const Matrix<T>& inputs, const Matrix<T>& targets,
-                           const RowMask& counted_rows) {
+                            const RowMask& counted_rows) {
   double count = counted_elements(targets, counted_rows);
   MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_DOUBLE, MPI_SUM, m_comm);
   m_ctx.fp8.counted_rows = counted_rows;

@@ -1,9 +1,9 @@
 // Shared main for every test executable: MPI and Kokkos live for the whole run; only rank 0
 // prints GoogleTest's output so multi-rank logs stay readable, but every rank's failure
 // still fails the process.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

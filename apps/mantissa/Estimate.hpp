@@ -25,9 +25,9 @@ struct EstimateLine {
 
 struct RunEstimate {
   int ranks = 1;
-  double local_points = 0.0;   // the largest rank's points including ghost cells
-  double global_points = 0.0;  // without ghosts
-  std::int64_t steps = 0;      // physics steps of the reference (0: set by run.end_time at run time)
+  double local_points = 0.0;         // the largest rank's points including ghost cells
+  double global_points = 0.0;        // without ghosts
+  std::int64_t steps = 0;            // physics steps of the reference (0: set by run.end_time at run time)
   std::vector<EstimateLine> device;  // per rank, the largest phase: one model at a time
   std::vector<EstimateLine> host;    // per rank, kept on the host by the campaign
   std::vector<EstimateLine> root;    // rank 0 in addition

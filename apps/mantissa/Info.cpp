@@ -98,8 +98,8 @@ void print_info(std::ostream& os, bool verbose) {
                     concurrency<Kokkos::DefaultHostExecutionSpace>());
 
 #if defined(KOKKOS_ENABLE_OPENMP)
-  os << fmt::format("  OpenMP binding:     OMP_PROC_BIND={} OMP_PLACES={}{}\n", env_or("OMP_PROC_BIND", "(unset)"),
-                    env_or("OMP_PLACES", "(unset)"),
+  os << fmt::format("  OpenMP binding:     OMP_PROC_BIND={} OMP_PLACES={}{}\n",
+                    env_or("OMP_PROC_BIND", "(unset)"), env_or("OMP_PLACES", "(unset)"),
                     g_default_binding_applied
                         ? " (mantissa's default: threads are not pinned; with ranks bound to their own "
                           "cores, OMP_PROC_BIND=spread OMP_PLACES=threads pins them)"

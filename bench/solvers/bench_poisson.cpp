@@ -8,8 +8,8 @@
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre]
 #include <mantissa/solvers/PoissonSolver.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #if defined(MANTISSA_BENCH_HYPRE)
 #include <HYPRE_struct_ls.h>
@@ -32,7 +32,9 @@ constexpr double pi = 3.14159265358979323846;
 
 int g_rank = 0;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -51,7 +53,8 @@ double stream_triad_gbs() {
     MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     Kokkos::parallel_for(
-        "mantissa::bench::triad", Kokkos::RangePolicy<>(0, n), KOKKOS_LAMBDA(const std::size_t i) { a(i) = b(i) + 3.0 * c(i); });
+        "mantissa::bench::triad", Kokkos::RangePolicy<>(0, n),
+        KOKKOS_LAMBDA(const std::size_t i) { a(i) = b(i) + 3.0 * c(i); });
     Kokkos::fence();
     double t = seconds_since(t0);
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -90,18 +93,20 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
   const Kokkos::DefaultExecutionSpace space;
   // bytes: the ideal traffic (read x and f, write one array), as STREAM counts
   const double bytes = 3.0 * sizeof(T) * cells;
-  const double t_res = best_of([&] { mantissa::solvers::detail::residual(space, lv.place, s, d.x.view(), d.f.view(), d.r.view()); });
-  const double t_jac =
-      best_of([&] { mantissa::solvers::detail::jacobi(space, lv.place, s, C(0.8), d.x.view(), d.x2.view(), d.f.view(), false); });
+  const double t_res = best_of(
+      [&] { mantissa::solvers::detail::residual(space, lv.place, s, d.x.view(), d.f.view(), d.r.view()); });
+  const double t_jac = best_of([&] {
+    mantissa::solvers::detail::jacobi(space, lv.place, s, C(0.8), d.x.view(), d.x2.view(), d.f.view(), false);
+  });
   const double t_gs = best_of([&] {
     mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 0);
     mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 1);
   });
   if (g_rank == 0) {
-    std::printf("  %-5s residual      %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name, bytes / t_res / 1e9,
-                100.0 * bytes / t_res / 1e9 / triad);
-    std::printf("  %-5s jacobi sweep  %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name, bytes / t_jac / 1e9,
-                100.0 * bytes / t_jac / 1e9 / triad);
+    std::printf("  %-5s residual      %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name,
+                bytes / t_res / 1e9, 100.0 * bytes / t_res / 1e9 / triad);
+    std::printf("  %-5s jacobi sweep  %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name,
+                bytes / t_jac / 1e9, 100.0 * bytes / t_jac / 1e9 / triad);
     std::printf("  %-5s red-black GS  %7.2f GB/s  %5.1f%% of triad (both colours, counted as one pass)\n",
                 precision_traits<T>::name, bytes / t_gs / 1e9, 100.0 * bytes / t_gs / 1e9 / triad);
   }
@@ -131,7 +136,8 @@ struct Row {
 #if defined(MANTISSA_BENCH_HYPRE)
 // hypre Struct: the same scaled operator L = h^2 (-lap_h) with the Dirichlet mirror rows,
 // right-hand side h^2 b, on this rank's box of the same decomposition.
-Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg, int reps, double& true_res) {
+Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg, int reps,
+              double& true_res) {
   Row row;
   row.name = with_pcg ? "hypre PCG+PFMG" : "hypre PFMG";
   const auto o = decomp.offset(), e = decomp.extent();
@@ -192,7 +198,7 @@ Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg
     MPI_Barrier(MPI_COMM_WORLD);
     auto t0 = Clock::now();
     HYPRE_StructPFMGCreate(MPI_COMM_WORLD, &pfmg);
-    HYPRE_StructPFMGSetRAPType(pfmg, 0);   // Galerkin coarse operators
+    HYPRE_StructPFMGSetRAPType(pfmg, 0);    // Galerkin coarse operators
     HYPRE_StructPFMGSetRelaxType(pfmg, 2);  // symmetric red-black Gauss-Seidel
     HYPRE_StructPFMGSetNumPreRelax(pfmg, 1);
     HYPRE_StructPFMGSetNumPostRelax(pfmg, 1);
@@ -279,9 +285,12 @@ int main(int argc, char** argv) {
   int reps = 3;
   bool hypre = true;
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--n") && a + 1 < argc) n = std::atoll(argv[++a]);
-    else if (!std::strcmp(argv[a], "--reps") && a + 1 < argc) reps = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--no-hypre")) hypre = false;
+    if (!std::strcmp(argv[a], "--n") && a + 1 < argc)
+      n = std::atoll(argv[++a]);
+    else if (!std::strcmp(argv[a], "--reps") && a + 1 < argc)
+      reps = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--no-hypre"))
+      hypre = false;
   }
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
@@ -294,9 +303,11 @@ int main(int argc, char** argv) {
     g.spacing = {1.0 / double(n), 1.0 / double(n), 1.0 / double(n)};
     Decomposition decomp(MPI_COMM_WORLD, g);
     if (g_rank == 0)
-      std::printf("Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, relative residual 1e-10; %d ranks x %d threads, "
-                  "median of %d solves after a warm-up\n",
-                  (long long)n, size, Kokkos::DefaultExecutionSpace().concurrency(), reps);
+      std::printf(
+          "Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, relative residual 1e-10; %d ranks x %d "
+          "threads, "
+          "median of %d solves after a warm-up\n",
+          (long long)n, size, Kokkos::DefaultExecutionSpace().concurrency(), reps);
     const double triad = stream_triad_gbs();
     if (g_rank == 0) std::printf("STREAM triad (same run): %.2f GB/s\nkernels on the finest level:\n", triad);
     kernel_bandwidth<double>(decomp, triad);
@@ -344,8 +355,8 @@ int main(int argc, char** argv) {
         Row r = run_hypre(decomp, b, pcg, reps, tr);
         peers.push_back({r, tr});
         if (g_rank == 0) {
-          std::printf("  %-26s %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n", r.name.c_str(), r.seconds,
-                      r.iterations, tr, r.residual);
+          std::printf("  %-26s %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n", r.name.c_str(),
+                      r.seconds, r.iterations, tr, r.residual);
           std::fflush(stdout);
         }
       }
@@ -354,15 +365,17 @@ int main(int argc, char** argv) {
 #endif
     if (g_rank == 0) {
       const Row& ref = rows.front();
-      std::printf("\n| solver | solve s | setup s | iterations | penalty | refinement steps | fallbacks | final rel. residual | time / mantissa fp64 |\n");
+      std::printf(
+          "\n| solver | solve s | setup s | iterations | penalty | refinement steps | fallbacks | final rel. "
+          "residual | time / mantissa fp64 |\n");
       std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
       for (const auto& r : rows)
-        std::printf("| %s | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f |\n", r.name.c_str(), r.seconds, r.setup,
-                    r.iterations, double(r.iterations) / double(ref.iterations), r.steps, r.fallbacks, r.residual,
-                    r.seconds / ref.seconds);
+        std::printf("| %s | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f |\n", r.name.c_str(), r.seconds,
+                    r.setup, r.iterations, double(r.iterations) / double(ref.iterations), r.steps,
+                    r.fallbacks, r.residual, r.seconds / ref.seconds);
       for (const auto& [r, tr] : peers)
-        std::printf("| %s | %.3f | %.3f | %d | - | - | - | %.2e | %.3f |\n", r.name.c_str(), r.seconds, r.setup,
-                    r.iterations, tr, r.seconds / ref.seconds);
+        std::printf("| %s | %.3f | %.3f | %d | - | - | - | %.2e | %.3f |\n", r.name.c_str(), r.seconds,
+                    r.setup, r.iterations, tr, r.seconds / ref.seconds);
     }
 #if defined(MANTISSA_BENCH_HYPRE)
     HYPRE_Finalize();

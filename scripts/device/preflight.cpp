@@ -55,9 +55,12 @@ int main(int argc, char** argv) {
     char mpiv[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(mpiv, &len);
-    std::printf("%s", fmt::format("preflight {}: {} ranks, HDF5 {}.{}.{} (parallel) read back {}, yaml-cpp n={}, {}\n",
-                                  ok ? "passed" : "FAILED", size, maj, min, rel, ok ? "intact" : "WRONG", n,
-                                  std::string(mpiv, std::size_t(len)).substr(0, 40)).c_str());
+    std::printf(
+        "%s",
+        fmt::format("preflight {}: {} ranks, HDF5 {}.{}.{} (parallel) read back {}, yaml-cpp n={}, {}\n",
+                    ok ? "passed" : "FAILED", size, maj, min, rel, ok ? "intact" : "WRONG", n,
+                    std::string(mpiv, std::size_t(len)).substr(0, 40))
+            .c_str());
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -31,7 +31,8 @@ int rank_of_world() {
 std::string scratch(const std::string& name) {
   long pid = static_cast<long>(getpid());
   MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  const std::string path = (fs::temp_directory_path() / ("mantissa-fault-" + std::to_string(pid) + "-" + name)).string();
+  const std::string path =
+      (fs::temp_directory_path() / ("mantissa-fault-" + std::to_string(pid) + "-" + name)).string();
   if (rank_of_world() == 0) {
     fs::remove_all(path);
     fs::create_directories(path);
@@ -78,7 +79,8 @@ TEST(FaultRunDirectory, NamesCannotLeaveTheOutputDirectory) {
   write(out + "/../mantissa-fault-sandbox-" + std::to_string(getpid()) + "/keep.txt", "precious");
   for (const std::string name : {"../../sandbox", "..", "a/../../b", "/tmp/elsewhere", "", "."}) {
     SCOPED_TRACE("run.name=" + name);
-    const auto msg = error_of([&] { mw::RunDirectory rd(MPI_COMM_WORLD, out, name, mw::RunMode::overwrite); });
+    const auto msg =
+        error_of([&] { mw::RunDirectory rd(MPI_COMM_WORLD, out, name, mw::RunMode::overwrite); });
     EXPECT_NE(msg.find("run.name"), std::string::npos) << msg;
     EXPECT_NE(msg.find("inside run.output_dir"), std::string::npos) << msg;
   }
@@ -119,7 +121,8 @@ TEST(FaultRunDirectory, OverwriteDeletesOnlyMarkedRunDirectories) {
   // An unmarked X.previous is not deleted to make room for the aside copy.
   write(out + "/mine/report.json", "{}");
   write(out + "/mine.previous/thesis.tex", "precious");
-  const auto msg = error_of([&] { mw::RunDirectory rd(MPI_COMM_WORLD, out, "mine", mw::RunMode::overwrite); });
+  const auto msg =
+      error_of([&] { mw::RunDirectory rd(MPI_COMM_WORLD, out, "mine", mw::RunMode::overwrite); });
   EXPECT_NE(msg.find("mine.previous"), std::string::npos) << msg;
   EXPECT_TRUE(exists0(out + "/mine.previous/thesis.tex"));
   EXPECT_TRUE(exists0(out + "/mine/report.json"));
@@ -153,7 +156,8 @@ TEST(FaultRunDirectory, ALiveRunLocksItsDirectory) {
     }
     int status = 0;
     waitpid(child, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the lock is not held against other processes";
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the lock is not held against other processes";
     std::ifstream in(out + "/run/run.lock");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("pid=" + std::to_string(getpid())), std::string::npos) << text;

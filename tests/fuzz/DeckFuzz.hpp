@@ -50,13 +50,14 @@ inline Schema fuzz_schema() {
     std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
   }
-  std::fprintf(stderr, "deck parser bug: %s\n--- overrides:%s\n--- input (%zu bytes) ---\n%s\n---\n", what.c_str(),
-               o.c_str(), text.size(), text.c_str());
+  std::fprintf(stderr, "deck parser bug: %s\n--- overrides:%s\n--- input (%zu bytes) ---\n%s\n---\n",
+               what.c_str(), o.c_str(), text.size(), text.c_str());
   std::abort();
 }
 
 // Returns whether the deck was accepted; aborts on a property violation.
-inline bool fuzz_one(const Schema& schema, const std::string& text, const std::vector<std::string>& overrides) {
+inline bool fuzz_one(const Schema& schema, const std::string& text,
+                     const std::vector<std::string>& overrides) {
   std::string resolved, hash;
   try {
     const Deck d = Deck::from_string(text, "fuzz.yaml", schema, overrides);
@@ -65,7 +66,8 @@ inline bool fuzz_one(const Schema& schema, const std::string& text, const std::v
   } catch (const Error&) {
     return false;
   } catch (const std::exception& e) {
-    bug(std::string("a ") + typeid(e).name() + " escaped instead of mantissa::Error: " + e.what(), text, overrides);
+    bug(std::string("a ") + typeid(e).name() + " escaped instead of mantissa::Error: " + e.what(), text,
+        overrides);
   } catch (...) {
     bug("a non-standard exception escaped", text, overrides);
   }

@@ -1,7 +1,7 @@
 // libFuzzer entry point for the deck parser (clang: -fsanitize=fuzzer,address,undefined). Not
 // built by CMake yet: compile it with clang++ against lib/mantissa/core's deck sources, yaml-cpp
-// and fmt; the property test tstDeckFuzz.cpp runs the same checks in every build. The input is a deck's text; a line "--set key=value" at its
-// start becomes an override, so the fuzzer also explores the override syntax.
+// and fmt; the property test tstDeckFuzz.cpp runs the same checks in every build. The input is a deck's text;
+// a line "--set key=value" at its start becomes an override, so the fuzzer also explores the override syntax.
 #include "DeckFuzz.hpp"
 
 #include <cstddef>

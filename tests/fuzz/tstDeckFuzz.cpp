@@ -25,11 +25,14 @@ std::vector<std::string> seeds() {
       "mesh:\n  dim: 3\n  n: [4, 4, 4]\n  periodic: [true, false, true]\nmodel:\n  order: 6\n  tags: [a, b]\n"
       "  mask: [true]\n  sources:\n    - {position: [1.0, 2.0], f0: 3.0, taps: [{k: 1}, {k: 2}]}\n"
       "    - position: [0.5, 0.5, 0.5]\n      shot: 1\n",
-      "mesh: {n: [16, 16]}\nmodel: {sources: [], precision: bf16, end: 1e3}\ncheckpoint: {every: 5, keep: 3}\n",
-      "mesh: {n: [2, 2]}\nrun: {end_time: 0.5, output_dir: \"out dir\", name: 'x'}\nlogging: {level: debug}\n",
+      "mesh: {n: [16, 16]}\nmodel: {sources: [], precision: bf16, end: 1e3}\ncheckpoint: {every: 5, keep: "
+      "3}\n",
+      "mesh: {n: [2, 2]}\nrun: {end_time: 0.5, output_dir: \"out dir\", name: 'x'}\nlogging: {level: "
+      "debug}\n",
   };
   const fs::path src(MANTISSA_SOURCE_DIR);
-  for (const char* dir : {"inputs", "tests/regression/bad_decks", "tests/regression/campaign", "tests/fault"}) {
+  for (const char* dir :
+       {"inputs", "tests/regression/bad_decks", "tests/regression/campaign", "tests/fault"}) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(src / dir, ec)) {
       if (e.path().extension() != ".yaml") continue;
@@ -42,17 +45,75 @@ std::vector<std::string> seeds() {
   return v;
 }
 
-const std::vector<std::string> k_tokens = {
-    ":",  " ", "\n", "[", "]", "{", "}", ",", "- ", "  ", "#", "&a ", "*a", "!!str ", "!!int ", "'", "\"", "|\n",
-    ">\n", "~", "null", "nan", ".inf", "-.inf", "1e308", "1e309", "-1", "0", "9223372036854775807",
-    "9223372036854775808", "-9223372036854775809", "0x10", "true", "yes", "[]", "{}", "mesh", "n", "dim",
-    "model.sources[0]", "sources", "taps", "<<: *a", "\t", "\xff", std::string("\0", 1), "[[1]]", "? a\n"};
+const std::vector<std::string> k_tokens = {":",
+                                           " ",
+                                           "\n",
+                                           "[",
+                                           "]",
+                                           "{",
+                                           "}",
+                                           ",",
+                                           "- ",
+                                           "  ",
+                                           "#",
+                                           "&a ",
+                                           "*a",
+                                           "!!str ",
+                                           "!!int ",
+                                           "'",
+                                           "\"",
+                                           "|\n",
+                                           ">\n",
+                                           "~",
+                                           "null",
+                                           "nan",
+                                           ".inf",
+                                           "-.inf",
+                                           "1e308",
+                                           "1e309",
+                                           "-1",
+                                           "0",
+                                           "9223372036854775807",
+                                           "9223372036854775808",
+                                           "-9223372036854775809",
+                                           "0x10",
+                                           "true",
+                                           "yes",
+                                           "[]",
+                                           "{}",
+                                           "mesh",
+                                           "n",
+                                           "dim",
+                                           "model.sources[0]",
+                                           "sources",
+                                           "taps",
+                                           "<<: *a",
+                                           "\t",
+                                           "\xff",
+                                           std::string("\0", 1),
+                                           "[[1]]",
+                                           "? a\n"};
 
-const std::vector<std::string> k_override_keys = {
-    "mesh.n", "mesh.dim", "run.steps", "run.end_time", "model.order", "model.sources[0].f0",
-    "model.sources[1].taps[0].k", "model.sources[99].f0", "model.tags", "model.mask", "mesh.periodic",
-    "model", "model.sources", "model.sources[x].f0", "model.sources[-1].f0", "model.sources[18446744073709551616].f0",
-    "nope.key", "", "mesh.n[0]", "run"};
+const std::vector<std::string> k_override_keys = {"mesh.n",
+                                                  "mesh.dim",
+                                                  "run.steps",
+                                                  "run.end_time",
+                                                  "model.order",
+                                                  "model.sources[0].f0",
+                                                  "model.sources[1].taps[0].k",
+                                                  "model.sources[99].f0",
+                                                  "model.tags",
+                                                  "model.mask",
+                                                  "mesh.periodic",
+                                                  "model",
+                                                  "model.sources",
+                                                  "model.sources[x].f0",
+                                                  "model.sources[-1].f0",
+                                                  "model.sources[18446744073709551616].f0",
+                                                  "nope.key",
+                                                  "",
+                                                  "mesh.n[0]",
+                                                  "run"};
 
 std::string mutate(std::string s, std::mt19937_64& rng) {
   auto pick = [&](std::size_t n) { return n == 0 ? std::size_t(0) : std::size_t(rng() % n); };
@@ -122,16 +183,19 @@ TEST(DeckFuzz, MutatedDecksAreAcceptedOrRefusedCleanly) {
       env_seed ? std::strtoull(env_seed, nullptr, 10)
                : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   const double seconds = env_secs ? std::atof(env_secs) : 8.0;
-  std::cerr << "deck fuzz: seed " << seed << " (MANTISSA_FUZZ_SEED reproduces it), " << seconds << " s" << std::endl;
+  std::cerr << "deck fuzz: seed " << seed << " (MANTISSA_FUZZ_SEED reproduces it), " << seconds << " s"
+            << std::endl;
   std::mt19937_64 rng(seed);
   const auto schema = mantissa::fuzz::fuzz_schema();
   const auto corpus = seeds();
   ASSERT_GT(corpus.size(), 10u) << "the repository's decks were not found under " << MANTISSA_SOURCE_DIR;
   // The seeds as they are: the hand-written ones are accepted (they cover every key kind).
-  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(mantissa::fuzz::fuzz_one(schema, corpus[i], {})) << corpus[i];
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(mantissa::fuzz::fuzz_one(schema, corpus[i], {})) << corpus[i];
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t runs = 0, accepted = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds || runs < 200) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds ||
+         runs < 200) {
     std::string text = corpus[rng() % corpus.size()];
     // Mutations compound: a few rounds on one input reach deeper than one edit.
     const int rounds = 1 + static_cast<int>(rng() % 3);
@@ -139,6 +203,7 @@ TEST(DeckFuzz, MutatedDecksAreAcceptedOrRefusedCleanly) {
     accepted += mantissa::fuzz::fuzz_one(schema, text, overrides(rng)) ? 1 : 0;
     ++runs;
   }
-  std::cout << "deck fuzz: " << runs << " mutated decks, " << accepted << " accepted, the rest refused cleanly\n";
+  std::cout << "deck fuzz: " << runs << " mutated decks, " << accepted
+            << " accepted, the rest refused cleanly\n";
   EXPECT_GT(accepted, 0u) << "no mutated deck was accepted: the mutations only test the refusal paths";
 }

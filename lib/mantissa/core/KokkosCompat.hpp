@@ -79,8 +79,7 @@ int concurrency(const ExecSpace& space = ExecSpace()) {
 inline std::string kokkos_version_string() {
   const int v = KOKKOS_VERSION;
   // 3.x encodes MAJOR*10000 + MINOR*100 + PATCH; so does 4.x and 5.x.
-  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." +
-         std::to_string(v % 100);
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
 }
 
 }  // namespace mantissa

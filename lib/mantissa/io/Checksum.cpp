@@ -28,9 +28,8 @@ std::uint64_t checksum_typed(const unsigned char* p, const std::array<std::int64
     return sum;
   }
   // Host threads: the data lives on the host here (it was just copied for HDF5).
-  Kokkos::parallel_reduce(
-      "mantissa::io::partial_checksum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows),
-      row_sum, sum);
+  Kokkos::parallel_reduce("mantissa::io::partial_checksum",
+                          Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows), row_sum, sum);
   return sum;
 }
 }  // namespace

@@ -30,10 +30,11 @@ void require_parent(const std::string& path) {
   if (::stat(dir.c_str(), &st) != 0) {
     const int err = errno;
     const FileProblem p = problem_from_errno(err);
-    throw FileError(p, path,
-                    "cannot write '" + path + "': its directory '" + dir + "' " +
-                        (err == ENOENT ? std::string("does not exist; create it or check the path")
-                                       : "cannot be reached: " + cause_text(p, err) + "; " + remedy_text(p, dir)));
+    throw FileError(
+        p, path,
+        "cannot write '" + path + "': its directory '" + dir + "' " +
+            (err == ENOENT ? std::string("does not exist; create it or check the path")
+                           : "cannot be reached: " + cause_text(p, err) + "; " + remedy_text(p, dir)));
   }
   if (!S_ISDIR(st.st_mode))
     throw FileError(FileProblem::not_a_directory, path,
@@ -211,8 +212,9 @@ DirectoryCheck check_directory(const std::string& dir, std::uint64_t bytes_neede
   if (fd < 0 && errno != EEXIST) {
     const int err = errno;
     c.problem = problem_from_errno(err);
-    c.message = "cannot write in '" + c.checked + "'" + (c.checked != c.dir ? " (to create '" + c.dir + "')" : "") +
-                ": " + cause_text(c.problem, err) + "; " + remedy_text(c.problem, c.checked);
+    c.message = "cannot write in '" + c.checked + "'" +
+                (c.checked != c.dir ? " (to create '" + c.dir + "')" : "") + ": " +
+                cause_text(c.problem, err) + "; " + remedy_text(c.problem, c.checked);
     return c;
   }
   if (fd >= 0) {
@@ -221,7 +223,8 @@ DirectoryCheck check_directory(const std::string& dir, std::uint64_t bytes_neede
   }
   c.writable = true;
   struct statvfs st {};
-  if (::statvfs(c.checked.c_str(), &st) == 0) c.free_bytes = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
+  if (::statvfs(c.checked.c_str(), &st) == 0)
+    c.free_bytes = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
   if (bytes_needed > 0 && c.free_bytes < bytes_needed) {
     c.problem = FileProblem::disk_full;
     c.message = "'" + c.dir + "' has " + bytes_text(c.free_bytes) + " free but the run will write about " +

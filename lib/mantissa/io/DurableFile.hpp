@@ -61,8 +61,8 @@ class PendingFile {
 // file in it, or in its nearest existing ancestor when it does not exist yet (it will be
 // created), and by statvfs for the free space.
 struct DirectoryCheck {
-  std::string dir;       // the directory asked about
-  std::string checked;   // the directory actually probed (dir or its nearest existing ancestor)
+  std::string dir;      // the directory asked about
+  std::string checked;  // the directory actually probed (dir or its nearest existing ancestor)
   bool writable = false;
   FileProblem problem = FileProblem::other;  // why not, when !writable or too little space
   std::uint64_t free_bytes = 0;              // available to unprivileged users

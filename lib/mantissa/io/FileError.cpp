@@ -104,8 +104,7 @@ std::string remedy_text(FileProblem p, const std::string& dir) {
   const std::string where = "'" + (dir.empty() ? std::string(".") : dir) + "'";
   switch (p) {
     case FileProblem::disk_full:
-      return "free space on the file system of " + where +
-             " or write to another one (run.output_dir)";
+      return "free space on the file system of " + where + " or write to another one (run.output_dir)";
     case FileProblem::quota:
       return "free space within your quota (check it with 'quota -s' or your centre's tool) or write "
              "to a file system with more quota (run.output_dir)";

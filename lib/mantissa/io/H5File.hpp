@@ -107,7 +107,8 @@ class H5Group {
   Attributes attributes() const;
   // Refuses (FileError wrong_format) a file whose attribute `format_key` is not `format` or
   // whose `version_key` is not `version`, naming what the file holds.
-  void require_format(const std::string& format, std::int64_t version, const std::string& format_key = "format",
+  void require_format(const std::string& format, std::int64_t version,
+                      const std::string& format_key = "format",
                       const std::string& version_key = "format_version") const;
 
   // ------------------------------------------------------------------ whole datasets
@@ -185,12 +186,13 @@ class H5Group {
   void write_raw(const std::string& name, const std::vector<std::int64_t>& shape, StorageKind kind,
                  const std::string& type_name, std::size_t elem_size, const void* data,
                  const Attributes& attrs) const;
-  void write_rows_raw(const std::string& name, const std::vector<std::int64_t>& shape, std::int64_t row_offset,
-                      std::int64_t local_values, StorageKind kind, const std::string& type_name,
-                      std::size_t elem_size, const void* data, const Attributes& attrs) const;
-  void read_raw(const std::string& name, StorageKind kind, const std::string& type_name, std::size_t elem_size,
-                std::vector<std::int64_t>& dims, std::int64_t row_offset, std::int64_t rows,
-                const std::function<void*(std::size_t)>& alloc) const;
+  void write_rows_raw(const std::string& name, const std::vector<std::int64_t>& shape,
+                      std::int64_t row_offset, std::int64_t local_values, StorageKind kind,
+                      const std::string& type_name, std::size_t elem_size, const void* data,
+                      const Attributes& attrs) const;
+  void read_raw(const std::string& name, StorageKind kind, const std::string& type_name,
+                std::size_t elem_size, std::vector<std::int64_t>& dims, std::int64_t row_offset,
+                std::int64_t rows, const std::function<void*(std::size_t)>& alloc) const;
   std::string where(const std::string& object = {}) const;
 };
 

@@ -21,8 +21,10 @@ bool xml_safe(const std::string& s) {
 std::string xdmf_grid(const Grid& grid, const std::string& name, const std::vector<XdmfField>& fields,
                       const XdmfOptions& options, const std::string& in) {
   const int dim = options.as_3d ? 3 : grid.dim;
-  if (grid.dim != 2 && grid.dim != 3) throw Error("XDMF: grid dimension " + std::to_string(grid.dim) + " is not 2 or 3");
-  if (!xml_safe(name)) throw Error("XDMF: grid name '" + name + "' must be non-empty, without '\"', '<' or '&'");
+  if (grid.dim != 2 && grid.dim != 3)
+    throw Error("XDMF: grid dimension " + std::to_string(grid.dim) + " is not 2 or 3");
+  if (!xml_safe(name))
+    throw Error("XDMF: grid name '" + name + "' must be non-empty, without '\"', '<' or '&'");
   for (int a = 0; a < grid.dim; ++a)
     if (!(grid.spacing[a] > 0.0) || !std::isfinite(grid.spacing[a]) || !std::isfinite(grid.origin[a]))
       throw Error("XDMF: grid spacing " + num(grid.spacing[a]) + " / origin " + num(grid.origin[a]) +
@@ -52,7 +54,8 @@ std::string xdmf_grid(const Grid& grid, const std::string& name, const std::vect
       throw Error("XDMF: field '" + f.name + "' (" + f.h5_file + ":" + f.h5_path +
                   "): names must be non-empty, without '\"', '<' or '&'");
     if (f.precision != 4 && f.precision != 8)
-      throw Error("XDMF: field '" + f.name + "' has precision " + std::to_string(f.precision) + "; use 4 or 8");
+      throw Error("XDMF: field '" + f.name + "' has precision " + std::to_string(f.precision) +
+                  "; use 4 or 8");
     x += in + "  <Attribute Name=\"" + f.name + "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
     x += in + "    <DataItem Dimensions=\"" + dims + "\" NumberType=\"Float\" Precision=\"" +
          std::to_string(f.precision) + "\" Format=\"HDF\">" + f.h5_file + ":" + f.h5_path + "</DataItem>\n";

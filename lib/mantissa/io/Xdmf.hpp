@@ -15,10 +15,10 @@ namespace mantissa {
 namespace io {
 
 struct XdmfField {
-  std::string name;       // attribute name shown in the viewer (no '"', '<' or '&')
-  std::string h5_file;    // HDF5 file, relative to the .xmf (a name beside it)
-  std::string h5_path;    // dataset in it, e.g. "/snapshots/reference"
-  int precision = 8;      // bytes per value: 8 (fp64) or 4 (fp32)
+  std::string name;     // attribute name shown in the viewer (no '"', '<' or '&')
+  std::string h5_file;  // HDF5 file, relative to the .xmf (a name beside it)
+  std::string h5_path;  // dataset in it, e.g. "/snapshots/reference"
+  int precision = 8;    // bytes per value: 8 (fp64) or 4 (fp32)
 };
 
 struct XdmfOptions {

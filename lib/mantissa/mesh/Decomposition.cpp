@@ -9,8 +9,11 @@ void Grid::validate() const {
   if (dim != 2 && dim != 3)
     throw Error("grid: dimension " + std::to_string(dim) + " is not supported; use 2 or 3");
   for (int a = 0; a < dim; ++a) {
-    if (n[a] < 1) throw Error("grid: axis " + std::to_string(a) + " has " + std::to_string(n[a]) + " points; need at least 1");
-    if (!(spacing[a] > 0.0)) throw Error("grid: spacing along axis " + std::to_string(a) + " must be positive");
+    if (n[a] < 1)
+      throw Error("grid: axis " + std::to_string(a) + " has " + std::to_string(n[a]) +
+                  " points; need at least 1");
+    if (!(spacing[a] > 0.0))
+      throw Error("grid: spacing along axis " + std::to_string(a) + " must be positive");
   }
   if (dim == 2 && n[2] != 1) throw Error("grid: a 2D grid must have n[2] == 1");
 }
@@ -21,8 +24,7 @@ std::array<std::int64_t, 2> Decomposition::split(std::int64_t n, int parts, int 
   return {first, base + (p < rem ? 1 : 0)};
 }
 
-Decomposition::Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3> dims)
-    : m_grid(grid) {
+Decomposition::Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3> dims) : m_grid(grid) {
   setup(comm, dims);
 }
 
@@ -32,9 +34,9 @@ Decomposition::Decomposition(MPI_Comm comm, const Grid& grid, std::array<int, 3>
   int size = 1;
   MPI_Comm_size(comm, &size);
   if (dims[0] * dims[1] * dims[2] != size || dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
-    throw Error("decomposition: an explicit partition needs a full process grid for " +
-                std::to_string(size) + " ranks, got " + std::to_string(dims[0]) + "x" +
-                std::to_string(dims[1]) + "x" + std::to_string(dims[2]));
+    throw Error("decomposition: an explicit partition needs a full process grid for " + std::to_string(size) +
+                " ranks, got " + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" +
+                std::to_string(dims[2]));
   for (int a = 0; a < 3; ++a) {
     const auto& s = starts[a];
     if (s.size() != std::size_t(dims[a]) + 1 || s.front() != 0 || s.back() != grid.n[a])
@@ -72,16 +74,14 @@ void Decomposition::setup(MPI_Comm comm, std::array<int, 3> dims) {
   int fixed = 1;
   for (int a = 0; a < 3; ++a) fixed *= (dims[a] > 0 ? dims[a] : 1);
   if (size % fixed != 0)
-    throw Error("decomposition: the process grid " + std::to_string(dims[0]) + "x" +
-                std::to_string(dims[1]) + "x" + std::to_string(dims[2]) +
-                " does not fit " + std::to_string(size) +
+    throw Error("decomposition: the process grid " + std::to_string(dims[0]) + "x" + std::to_string(dims[1]) +
+                "x" + std::to_string(dims[2]) + " does not fit " + std::to_string(size) +
                 " ranks; use 0 entries to let mantissa choose");
   MPI_Dims_create(size, 3, dims.data());
   for (int a = 0; a < 3; ++a) {
     if (dims[a] > m_grid.n[a])
-      throw Error("decomposition: " + std::to_string(dims[a]) + " ranks along axis " +
-                  std::to_string(a) + " but only " + std::to_string(m_grid.n[a]) +
-                  " points; use fewer ranks or a finer grid");
+      throw Error("decomposition: " + std::to_string(dims[a]) + " ranks along axis " + std::to_string(a) +
+                  " but only " + std::to_string(m_grid.n[a]) + " points; use fewer ranks or a finer grid");
   }
   int periods[3] = {m_grid.periodic[0], m_grid.periodic[1], m_grid.periodic[2]};
   // MPI's Cartesian order is row major with the last dimension fastest; we pass (x, y, z) as

@@ -35,8 +35,7 @@ class Field {
   Field(const std::string& label, const Decomposition& decomp, int ghost_width)
       : m_extent(decomp.extent()), m_offset(decomp.offset()) {
     if (ghost_width < 0 || ghost_width > 4)
-      throw Error("Field '" + label + "': ghost width " + std::to_string(ghost_width) +
-                  " is outside 0..4");
+      throw Error("Field '" + label + "': ghost width " + std::to_string(ghost_width) + " is outside 0..4");
     m_ghost = {ghost_width, ghost_width, decomp.grid().dim == 3 ? ghost_width : 0};
     m_view = view_type(Kokkos::view_alloc(label), static_cast<std::size_t>(m_extent[2] + 2 * m_ghost[2]),
                        static_cast<std::size_t>(m_extent[1] + 2 * m_ghost[1]),

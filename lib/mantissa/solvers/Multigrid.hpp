@@ -22,8 +22,8 @@
 #include <mantissa/solvers/Options.hpp>
 #include <mantissa/solvers/detail/PoissonKernels.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <memory>
@@ -57,9 +57,9 @@ class Multigrid {
     std::array<double, 3> coef{1, 1, 1};
     double hmin2 = 1.0;  // true operator = L / hmin2
     detail::Placement place;
-    std::array<int, 6> mirror{0, 0, 0, 0, 0, 0};    // per face: -1 Dirichlet, +1 Neumann, 0 none
-    std::array<bool, 6> touches{};                  // this rank owns cells next to the face
-    std::array<bool, 3> odd{};                      // odd number of cells along the axis
+    std::array<int, 6> mirror{0, 0, 0, 0, 0, 0};  // per face: -1 Dirichlet, +1 Neumann, 0 none
+    std::array<bool, 6> touches{};                // this rank owns cells next to the face
+    std::array<bool, 3> odd{};                    // odd number of cells along the axis
     Precision precision = Precision::fp64;
     AnyData data;
     // gathered levels: every rank's owned box of the level above, (offset, extent) x 3

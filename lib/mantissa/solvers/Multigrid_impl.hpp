@@ -74,9 +74,11 @@ Multigrid<M>::Multigrid(const Decomposition& fine, const Boundary& bc, const Mul
     const bool lo = bc.face[std::size_t(2 * a)] == BoundaryKind::periodic;
     const bool hi = bc.face[std::size_t(2 * a + 1)] == BoundaryKind::periodic;
     if (lo != hi || lo != g0.periodic[std::size_t(a)])
-      throw Error("multigrid: axis " + std::to_string(a) + " is " + (g0.periodic[std::size_t(a)] ? "" : "not ") +
-                  "periodic in the grid but its boundaries are " + to_string(bc.face[std::size_t(2 * a)]) + " and " +
-                  to_string(bc.face[std::size_t(2 * a + 1)]) + "; periodic must be set on both faces and in the grid");
+      throw Error("multigrid: axis " + std::to_string(a) + " is " +
+                  (g0.periodic[std::size_t(a)] ? "" : "not ") +
+                  "periodic in the grid but its boundaries are " + to_string(bc.face[std::size_t(2 * a)]) +
+                  " and " + to_string(bc.face[std::size_t(2 * a + 1)]) +
+                  "; periodic must be set on both faces and in the grid");
   }
   if (options.pre_sweeps < 0 || options.post_sweeps < 0 || options.pre_sweeps + options.post_sweeps < 1)
     throw Error("multigrid: need at least one smoothing sweep (pre_sweeps + post_sweeps >= 1)");
@@ -96,7 +98,8 @@ Multigrid<M>::Multigrid(const Decomposition& fine, const Boundary& bc, const Mul
     const Grid& g = cur.grid;
     bool can_coarsen = true;
     for (int a = 0; a < m_dim; ++a)
-      if (g.n[std::size_t(a)] < 3 || (g.periodic[std::size_t(a)] && g.n[std::size_t(a)] % 2 != 0)) can_coarsen = false;
+      if (g.n[std::size_t(a)] < 3 || (g.periodic[std::size_t(a)] && g.n[std::size_t(a)] % 2 != 0))
+        can_coarsen = false;
     if (!can_coarsen) break;
     Grid cg = g;
     for (int a = 0; a < m_dim; ++a) {
@@ -165,7 +168,8 @@ void Multigrid<M>::setup_level(Level& lv, const Decomposition& d, bool serial) {
     for (int side = 0; side < 2; ++side) {
       const auto f = std::size_t(2 * a + side);
       lv.touches[f] = a < m_dim && (side == 0 ? d.at_low_boundary(a) : d.at_high_boundary(a));
-      lv.mirror[f] = (a >= m_dim || lv.grid.periodic[ua]) ? 0 : (m_bc.face[f] == BoundaryKind::dirichlet ? -1 : 1);
+      lv.mirror[f] =
+          (a >= m_dim || lv.grid.periodic[ua]) ? 0 : (m_bc.face[f] == BoundaryKind::dirichlet ? -1 : 1);
     }
   }
 }
@@ -193,10 +197,18 @@ void Multigrid<M>::set_precisions(const std::vector<Precision>& per_level) {
       lv.data = std::move(d);
     };
     switch (p) {
-      case Precision::fp64: make(double{}); break;
-      case Precision::fp32: make(float{}); break;
-      case Precision::bf16: make(bf16{}); break;
-      default: make(fp16{}); break;
+      case Precision::fp64:
+        make(double{});
+        break;
+      case Precision::fp32:
+        make(float{});
+        break;
+      case Precision::bf16:
+        make(bf16{});
+        break;
+      default:
+        make(fp16{});
+        break;
     }
   }
 }
@@ -271,7 +283,8 @@ void Multigrid<M>::smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_init
           b = 2.0 * rn / delta;
           rho = rn;
         }
-        detail::chebyshev_step(space, lv.place, s, C(a), C(b), d.x.view(), d.x2.view(), d.f.view(), d.r.view(), zero);
+        detail::chebyshev_step(space, lv.place, s, C(a), C(b), d.x.view(), d.x2.view(), d.f.view(),
+                               d.r.view(), zero);
         std::swap(d.x, d.x2);
       }
       break;
@@ -328,8 +341,11 @@ void Multigrid<M>::cycle(int l, Cycle type, bool zero_initial) {
   cycle(l + 1, type, true);
   if (type == Cycle::f) cycle(l + 1, Cycle::v, false);
   std::visit([&](auto& dc) { fill_ghosts(nx, dc, dc.x, true, false); }, nx.data);
-  std::visit([&](auto& df, auto& dc) { detail::prolong_add(space, lv.place, nx.place, m_dim, dc.x.view(), df.x.view()); },
-             lv.data, nx.data);
+  std::visit(
+      [&](auto& df, auto& dc) {
+        detail::prolong_add(space, lv.place, nx.place, m_dim, dc.x.view(), df.x.view());
+      },
+      lv.data, nx.data);
   std::visit([&](auto& d) { smooth(lv, d, m_options.post_sweeps, false, true); }, lv.data);
 }
 
@@ -364,7 +380,8 @@ void Multigrid<M>::coarse_solve(Level& lv) {
           for (std::int64_t k = 0; k < nz; ++k)
             for (std::int64_t j = 0; j < ny; ++j)
               for (std::int64_t i = 0; i < nx; ++i)
-                xh(k + g[2], j + g[1], i + g[0]) = detail::from_double<T>(b[std::size_t((k * ny + j) * nx + i)]);
+                xh(k + g[2], j + g[1], i + g[0]) =
+                    detail::from_double<T>(b[std::size_t((k * ny + j) * nx + i)]);
           Kokkos::deep_copy(d.x.view(), xh);
           return;
         }
@@ -428,8 +445,8 @@ void Multigrid<M>::factor_coarsest(Level& lv) {
     double s = A[std::size_t(c * n + c)];
     for (std::int64_t p = 0; p < c; ++p) s -= A[std::size_t(c * n + p)] * A[std::size_t(c * n + p)];
     if (!(s > 0.0))
-      throw Error("multigrid: the coarsest level's matrix is not positive definite (pivot " + std::to_string(s) +
-                  "); this is a bug in the boundary set-up");
+      throw Error("multigrid: the coarsest level's matrix is not positive definite (pivot " +
+                  std::to_string(s) + "); this is a bug in the boundary set-up");
     const double d = std::sqrt(s);
     A[std::size_t(c * n + c)] = d;
     for (std::int64_t r = c + 1; r < n; ++r) {
@@ -461,7 +478,8 @@ void Multigrid<M>::gather(Level& from, Level& to, bool from_residual) {
         local.reserve(std::size_t(e[0] * e[1] * e[2]));
         for (std::int64_t k = 0; k < e[2]; ++k)
           for (std::int64_t j = 0; j < e[1]; ++j)
-            for (std::int64_t i = 0; i < e[0]; ++i) local.push_back(detail::to_double(h(k + g[2], j + g[1], i + g[0])));
+            for (std::int64_t i = 0; i < e[0]; ++i)
+              local.push_back(detail::to_double(h(k + g[2], j + g[1], i + g[0])));
       },
       from.data);
   const MPI_Comm comm = from.decomp->comm();
@@ -475,8 +493,8 @@ void Multigrid<M>::gather(Level& from, Level& to, bool from_residual) {
     total += counts[std::size_t(r)];
   }
   std::vector<double> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(local.data(), int(local.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE,
-                 comm);
+  MPI_Allgatherv(local.data(), int(local.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, comm);
   std::visit(
       [&](auto& d) {
         using T = typename std::decay_t<decltype(d.x)>::value_type;
@@ -541,7 +559,8 @@ template <class K>
 void Multigrid<M>::load_rhs(const Field<K, M>& r, double scale) {
   Level& l0 = *m_levels.front();
   const auto pr = detail::placement_of(r);
-  std::visit([&](auto& d) { detail::convert(execution_space(), pr, r.view(), l0.place, d.f.view(), scale); }, l0.data);
+  std::visit([&](auto& d) { detail::convert(execution_space(), pr, r.view(), l0.place, d.f.view(), scale); },
+             l0.data);
 }
 
 template <class M>
@@ -549,8 +568,9 @@ template <class K>
 void Multigrid<M>::store_solution(Field<K, M>& z, double scale) {
   Level& l0 = *m_levels.front();
   const auto pz = detail::placement_of(z);
-  std::visit([&](auto& d) { detail::convert(execution_space(), l0.place, d.x.view(), pz, z.view(), 1.0 / scale); },
-             l0.data);
+  std::visit(
+      [&](auto& d) { detail::convert(execution_space(), l0.place, d.x.view(), pz, z.view(), 1.0 / scale); },
+      l0.data);
 }
 
 template <class M>

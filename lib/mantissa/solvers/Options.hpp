@@ -80,8 +80,8 @@ struct Fallback {
 
 struct SolveStats {
   bool converged = false;
-  int iterations = 0;         // multigrid cycles (preconditioner applications)
-  int refinement_steps = 0;   // fp64 residuals taken by the refinement loop (0 for fp64)
+  int iterations = 0;              // multigrid cycles (preconditioner applications)
+  int refinement_steps = 0;        // fp64 residuals taken by the refinement loop (0 for fp64)
   double relative_residual = 0.0;  // true fp64 residual at the end
   double initial_residual = 0.0;   // ||b - A x0|| / ||b||
   double seconds = 0.0;

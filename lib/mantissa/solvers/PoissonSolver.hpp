@@ -58,8 +58,8 @@ class PoissonSolver {
   template <class K>
   void fill(Work<K>& w, Field<K, MemorySpace>& f);
   template <class K>
-  int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy, double history_scale,
-          SolveStats& stats);
+  int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
+          double history_scale, SolveStats& stats);
   detail::NormMax true_residual();
 
  private:

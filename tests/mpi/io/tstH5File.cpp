@@ -203,7 +203,8 @@ TEST(H5File, RoundTripAtOtherRankCounts) {
     const std::string serial = dir.file("serial.h5");
     write_sample(serial, MPI_COMM_SELF);
     io::H5File a = io::H5File::open(path), b = io::H5File::open(serial);
-    EXPECT_EQ(a.dataset_attributes("traces").get_int("checksum"), b.dataset_attributes("traces").get_int("checksum"));
+    EXPECT_EQ(a.dataset_attributes("traces").get_int("checksum"),
+              b.dataset_attributes("traces").get_int("checksum"));
     EXPECT_EQ(a.group("variants/fp32").dataset_attributes("rel_l2").get_int("checksum"),
               b.group("variants/fp32").dataset_attributes("rel_l2").get_int("checksum"));
   });
@@ -231,8 +232,8 @@ TEST(H5File, FieldsRoundTripBitwise) {
     io::H5File f = io::H5File::open(path, MPI_COMM_WORLD);
     f.read_field("fields/p", io::field_ref("q", q));
     mantissa::Field<float> wrong("mantissa::test::w", decomp, 1);
-    expect_file_error([&] { f.read_field("fields/p", io::field_ref("w", wrong)); }, FileProblem::invalid_content,
-                      {"is stored as fp64 but is read as fp32"});
+    expect_file_error([&] { f.read_field("fields/p", io::field_ref("w", wrong)); },
+                      FileProblem::invalid_content, {"is stored as fp64 but is read as fp32"});
   }
   EXPECT_EQ(iotest::sum_all(iotest::count_mismatches(q, grid, 4)), 0);
 }
@@ -294,7 +295,8 @@ TEST(H5File, TruncatedNotHdf5AndForeignFilesAreRefused) {
   std::string err;
   if (world_rank() == 0) {
     err = capture_stderr([&] {
-      expect_file_error([&] { io::H5File::open(cut); }, FileProblem::truncated, {cut, "truncated", "intact copy"});
+      expect_file_error([&] { io::H5File::open(cut); }, FileProblem::truncated,
+                        {cut, "truncated", "intact copy"});
       expect_file_error([&] { io::H5File::open(text); }, FileProblem::not_hdf5, {text, "not an HDF5 file"});
       expect_file_error([&] { io::H5File::open(dir.file("absent.h5")); }, FileProblem::missing,
                         {"absent.h5", "does not exist"});
@@ -398,8 +400,8 @@ TEST(DurableFile, FullDiskKeepsThePreviousFile) {
     attempt();
   EXPECT_EQ(err.find("HDF5-DIAG"), std::string::npos) << err;
   on_rank0([&] {
-    expect_file_error([&] { io::write_file_durably(json, std::string(2 << 20, 'x')); }, FileProblem::disk_full,
-                      {json, "No space left on device"});
+    expect_file_error([&] { io::write_file_durably(json, std::string(2 << 20, 'x')); },
+                      FileProblem::disk_full, {json, "No space left on device"});
     // Previous files intact, bit for bit, and no temporaries left behind.
     EXPECT_EQ(slurp(h5), before);
     EXPECT_EQ(slurp(json), "{\"previous\": true}\n");
@@ -427,7 +429,8 @@ TEST(DurableFile, ReadOnlyFileSystem) {
   expect_file_error([&] { write_big(h5, MPI_COMM_WORLD, 4); }, FileProblem::read_only,
                     {h5, "read-only file system"});
   on_rank0([&] {
-    expect_file_error([&] { io::write_file_durably(md, "# new\n"); }, FileProblem::read_only, {md, "read-only"});
+    expect_file_error([&] { io::write_file_durably(md, "# new\n"); }, FileProblem::read_only,
+                      {md, "read-only"});
     EXPECT_EQ(slurp(md), "# previous\n");
     io::H5File f = io::H5File::open(h5);
     EXPECT_EQ(f.read<double>("big").size(), 4u * 1024u);

@@ -31,7 +31,8 @@ std::vector<double> owned_part(const Outcome& serial, const Outcome& dist, const
   for (std::int64_t k = 0; k < dist.extent[2]; ++k)
     for (std::int64_t j = 0; j < dist.extent[1]; ++j)
       for (std::int64_t i = 0; i < dist.extent[0]; ++i)
-        out.push_back(serial.owned[std::size_t(((dist.offset[2] + k) * ny + dist.offset[1] + j) * nx + dist.offset[0] + i)]);
+        out.push_back(serial.owned[std::size_t(((dist.offset[2] + k) * ny + dist.offset[1] + j) * nx +
+                                               dist.offset[0] + i)]);
   return out;
 }
 
@@ -55,8 +56,10 @@ TEST(PoissonMpi, SameAnswerAtEveryRankCount) {
   expect_invariant(dirichlet_sines(3, {21, 18, 15}), options_with("fp32"), "dirichlet 3D fp32");
   expect_invariant(neumann_cosines(3, {20, 16, 12}), options_with("progressive_bf16"), "neumann 3D bf16");
   expect_invariant(periodic_waves(2, {36, 28, 1}), options_with("fp16"), "periodic 2D fp16");
-  expect_invariant(periodic_waves(3, {16, 16, 16}), options_with("fp64", Smoother::jacobi, Cycle::f), "periodic 3D jacobi F");
-  expect_invariant(neumann_cosines(2, {30, 22, 1}), options_with("fp32", Smoother::chebyshev), "neumann 2D chebyshev");
+  expect_invariant(periodic_waves(3, {16, 16, 16}), options_with("fp64", Smoother::jacobi, Cycle::f),
+                   "periodic 3D jacobi F");
+  expect_invariant(neumann_cosines(2, {30, 22, 1}), options_with("fp32", Smoother::chebyshev),
+                   "neumann 2D chebyshev");
 }
 
 // One cycle from the same right-hand side: the same bits at this rank count as alone.
@@ -78,7 +81,8 @@ void expect_cycle_bitwise(const Manufactured& m, const std::string& prec) {
       for (std::int64_t j = 0; j < ext[1]; ++j)
         for (std::int64_t i = 0; i < ext[0]; ++i) {
           const std::int64_t gi = off[0] + i, gj = off[1] + j, gk = off[2] + k;
-          h(k + gz, j + 1, i + 1) = std::sin(0.37 * double(gi) + 1.3 * double(gj) + 0.71 * double(gk)) + 0.01 * double(gi);
+          h(k + gz, j + 1, i + 1) =
+              std::sin(0.37 * double(gi) + 1.3 * double(gj) + 0.71 * double(gk)) + 0.01 * double(gi);
         }
     Kokkos::deep_copy(f.view(), h);
     mg.apply(f, z, 1.0);

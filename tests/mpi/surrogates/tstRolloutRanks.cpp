@@ -58,7 +58,8 @@ void fill(Field<double>& f, int c, double amp) {
   const auto& e = f.extent();
   const auto& o = f.offset();
   for (std::int64_t y = 0; y < e[1]; ++y)
-    for (std::int64_t x = 0; x < e[0]; ++x) h(0, y + f.ghost(1), x + f.ghost(0)) = value(c, o[0] + x, o[1] + y, amp);
+    for (std::int64_t x = 0; x < e[0]; ++x)
+      h(0, y + f.ghost(1), x + f.ghost(0)) = value(c, o[0] + x, o[1] + y, amp);
   Kokkos::deep_copy(f.view(), h);
 }
 
@@ -190,7 +191,8 @@ TEST(SurrogateRolloutRanks, TrainingLossDoesNotDependOnTheRankCount) {
       s.add_sample({&in.f[0], &in.f[1], &in.f[2]}, {&t0, &t1});
       loss[which] = s.train(1).loss.front();
     }
-    EXPECT_NEAR(loss[0], loss[1], 1e-5 * loss[1]) << (scaling == ms::InputScaling::amplitude ? "amplitude" : "dataset");
+    EXPECT_NEAR(loss[0], loss[1], 1e-5 * loss[1])
+        << (scaling == ms::InputScaling::amplitude ? "amplitude" : "dataset");
   }
 }
 

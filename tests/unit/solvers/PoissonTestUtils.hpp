@@ -3,8 +3,8 @@
 // -lap u (analytic), and the discrete solution must approach u at second order.
 #include <mantissa/solvers/PoissonSolver.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <functional>
@@ -79,14 +79,15 @@ inline Grid grid_of(const Manufactured& m) {
   g.dim = m.dim;
   g.n = {m.n[0], m.n[1], m.dim == 3 ? m.n[2] : 1};
   for (int a = 0; a < 3; ++a) g.spacing[std::size_t(a)] = 1.0 / double(g.n[std::size_t(a)]);
-  for (int a = 0; a < m.dim; ++a) g.periodic[std::size_t(a)] = m.bc.face[std::size_t(2 * a)] == BoundaryKind::periodic;
+  for (int a = 0; a < m.dim; ++a)
+    g.periodic[std::size_t(a)] = m.bc.face[std::size_t(2 * a)] == BoundaryKind::periodic;
   return g;
 }
 
 struct Outcome {
   SolveStats stats;
-  double max_error = 0.0;                 // max |x - u| over the grid (x shifted by the mean of u if singular)
-  std::vector<double> owned;              // this rank's solution, owned cells in (z, y, x) order
+  double max_error = 0.0;     // max |x - u| over the grid (x shifted by the mean of u if singular)
+  std::vector<double> owned;  // this rank's solution, owned cells in (z, y, x) order
   std::array<std::int64_t, 3> offset{}, extent{};
 };
 
@@ -101,7 +102,8 @@ inline Outcome solve_manufactured(const Manufactured& m, const SolverOptions& op
   for (std::int64_t k = 0; k < e[2]; ++k)
     for (std::int64_t j = 0; j < e[1]; ++j)
       for (std::int64_t i = 0; i < e[0]; ++i)
-        bh(k + gz, j + 1, i + 1) = m.rhs(centre(0, o[0] + i), centre(1, o[1] + j), m.dim == 3 ? centre(2, o[2] + k) : 0.0);
+        bh(k + gz, j + 1, i + 1) =
+            m.rhs(centre(0, o[0] + i), centre(1, o[1] + j), m.dim == 3 ? centre(2, o[2] + k) : 0.0);
   Kokkos::deep_copy(b.view(), bh);
   Kokkos::deep_copy(x.view(), 0.0);
   PoissonSolver<> solver(decomp, m.bc, opt);
@@ -125,7 +127,8 @@ inline Outcome solve_manufactured(const Manufactured& m, const SolverOptions& op
       for (std::int64_t i = 0; i < e[0]; ++i) {
         const double v = xh(k + gz, j + 1, i + 1);
         out.owned.push_back(v);
-        const double u = m.u(centre(0, o[0] + i), centre(1, o[1] + j), m.dim == 3 ? centre(2, o[2] + k) : 0.0) - umean;
+        const double u =
+            m.u(centre(0, o[0] + i), centre(1, o[1] + j), m.dim == 3 ? centre(2, o[2] + k) : 0.0) - umean;
         err = std::max(err, std::abs(v - u));
       }
   MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -135,7 +138,8 @@ inline Outcome solve_manufactured(const Manufactured& m, const SolverOptions& op
   return out;
 }
 
-inline SolverOptions options_with(const std::string& precisions, Smoother s = Smoother::rbgs, Cycle c = Cycle::v) {
+inline SolverOptions options_with(const std::string& precisions, Smoother s = Smoother::rbgs,
+                                  Cycle c = Cycle::v) {
   SolverOptions o;
   o.multigrid.precisions = parse_level_precisions(precisions);
   o.multigrid.smoother = s;

@@ -21,7 +21,8 @@ void expect_second_order(Manufactured m, const std::string& prec) {
   ASSERT_TRUE(coarse.stats.converged);
   ASSERT_TRUE(fine.stats.converged);
   EXPECT_LE(fine.stats.relative_residual, 1e-10);
-  EXPECT_GT(coarse.max_error / fine.max_error, 3.5) << prec << " errors " << coarse.max_error << " " << fine.max_error;
+  EXPECT_GT(coarse.max_error / fine.max_error, 3.5)
+      << prec << " errors " << coarse.max_error << " " << fine.max_error;
   EXPECT_LT(coarse.max_error / fine.max_error, 4.5) << prec;
 }
 
@@ -89,7 +90,8 @@ TEST(Multigrid, ContractionPerCycle) {
   };
   for (int dim : {2, 3}) {
     const auto m = dim == 3 ? dirichlet_sines(3, {32, 32, 32}) : dirichlet_sines(2, {64, 64, 1});
-    for (Case c : {Case{Smoother::rbgs, 1, 0.35}, Case{Smoother::jacobi, 2, 0.38}, Case{Smoother::chebyshev, 2, 0.3}}) {
+    for (Case c : {Case{Smoother::rbgs, 1, 0.35}, Case{Smoother::jacobi, 2, 0.38},
+                   Case{Smoother::chebyshev, 2, 0.3}}) {
       for (const char* p : {"fp64", "fp32"}) {
         MultigridOptions mo;
         mo.smoother = c.s;
@@ -102,7 +104,8 @@ TEST(Multigrid, ContractionPerCycle) {
           EXPECT_LT(contraction(m, mo), 0.5) << dim << "D symmetric rbgs " << p;
         }
         EXPECT_LT(rho, c.bound) << dim << "D " << to_string(c.s) << " " << p;
-        std::printf("contraction %dD %s(%d,%d) %s: %.3f\n", dim, to_string(c.s).c_str(), c.sweeps, c.sweeps, p, rho);
+        std::printf("contraction %dD %s(%d,%d) %s: %.3f\n", dim, to_string(c.s).c_str(), c.sweeps, c.sweeps,
+                    p, rho);
       }
     }
   }
@@ -155,7 +158,8 @@ TEST(PoissonSolver, MixedPrecisionReachesFp64Residual) {
     EXPECT_TRUE(out.stats.converged) << p;
     EXPECT_LE(out.stats.relative_residual, 1e-10) << p;
     double diff = 0.0;
-    for (std::size_t q = 0; q < ref.owned.size(); ++q) diff = std::max(diff, std::abs(ref.owned[q] - out.owned[q]));
+    for (std::size_t q = 0; q < ref.owned.size(); ++q)
+      diff = std::max(diff, std::abs(ref.owned[q] - out.owned[q]));
     EXPECT_LT(diff, 1e-7) << p;
     // a 16-bit preconditioner costs iterations, not more than 2x + 4 here (measured 1-1.6x)
     EXPECT_LE(out.stats.iterations, 2 * ref.stats.iterations + 4) << p;

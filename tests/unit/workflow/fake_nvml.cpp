@@ -18,8 +18,12 @@ void mantissa_fake_nvml_set(int init_rc, int count, int energy_rc, unsigned long
   g_energy_rc = energy_rc;
   g_mj = mj;
 }
-int nvmlInit_v2() { return g_init_rc; }
-int nvmlShutdown() { return 0; }
+int nvmlInit_v2() {
+  return g_init_rc;
+}
+int nvmlShutdown() {
+  return 0;
+}
 int nvmlDeviceGetCount_v2(unsigned int* n) {
   *n = static_cast<unsigned int>(g_count);
   return 0;

@@ -31,14 +31,16 @@ mw::HostField field(std::int64_t nx, std::int64_t ny, F f) {
 
 TEST(Baselines, ZeroFieldErrorIsOnePersistenceAfterZeroStepsIsZero) {
   const auto p = field(12, 7, [](double x, double y) { return std::sin(0.4 * x) * std::cos(0.3 * y) + 0.1; });
-  const auto p_old = field(12, 7, [](double x, double y) { return std::sin(0.4 * x - 0.05) * std::cos(0.3 * y); });
+  const auto p_old =
+      field(12, 7, [](double x, double y) { return std::sin(0.4 * x - 0.05) * std::cos(0.3 * y); });
   const auto e = mw::rollout_errors(MPI_COMM_SELF, p, p, p, p_old, 0);
   EXPECT_EQ(e.zero, 1.0);
   EXPECT_EQ(e.persistence, 0.0);
   EXPECT_EQ(e.linear, 0.0);  // 0 steps of extrapolation is the state itself
   EXPECT_EQ(e.model, 0.0);
   // Against a later, different state the zero field still scores exactly 1 (||0 - r|| / ||r||).
-  const auto later = field(12, 7, [](double x, double y) { return std::sin(0.4 * x + 1.0) * std::cos(0.3 * y); });
+  const auto later =
+      field(12, 7, [](double x, double y) { return std::sin(0.4 * x + 1.0) * std::cos(0.3 * y); });
   const auto e2 = mw::rollout_errors(MPI_COMM_SELF, p, later, p, p_old, 10);
   EXPECT_DOUBLE_EQ(e2.zero, 1.0);
   EXPECT_GT(e2.persistence, 0.1);

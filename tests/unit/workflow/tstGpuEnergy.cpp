@@ -22,7 +22,9 @@ set_fn fake_set() {
   EXPECT_NE(h, nullptr) << dlerror();
   return h ? reinterpret_cast<set_fn>(dlsym(h, "mantissa_fake_nvml_set")) : nullptr;
 }
-bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 }  // namespace
 
 TEST(GpuEnergy, NoLibraryIsNotMeasuredWithTheReason) {

@@ -80,8 +80,8 @@ NormMax shift_norms(const Exec& space, const Placement& pl, const View3<K, M>& v
 
 // x += a p; r -= a Ap; returns the norms of the new r.
 template <class Exec, class K, class M>
-NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x, const View3<K, M>& p,
-                  const View3<K, M>& r, const View3<K, M>& ap) {
+NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
+                  const View3<K, M>& p, const View3<K, M>& r, const View3<K, M>& ap) {
   NormMax nm;
   const K a = K(alpha);
   reduce_cells(
@@ -120,10 +120,11 @@ template <class Exec, class K, class M>
 void update_p(const Exec& space, const Placement& pl, double m, double beta, const View3<K, M>& z,
               const View3<K, M>& p) {
   const K mm = K(m), b = K(beta);
-  for_each_cell("mantissa::solvers::Krylov::direction", space, pl.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  p(k, j, i) = (z(k, j, i) - mm) + b * p(k, j, i);
-                });
+  for_each_cell(
+      "mantissa::solvers::Krylov::direction", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        p(k, j, i) = (z(k, j, i) - mm) + b * p(k, j, i);
+      });
 }
 
 // x += scale * e (e in another precision).
@@ -131,11 +132,13 @@ template <class Exec, class K, class E, class M>
 void add_scaled(const Exec& space, const Placement& pl, const View3<K, M>& x, const Placement& pe,
                 const View3<E, M>& e, double scale) {
   const K sc = K(scale);
-  const std::int64_t dx = pe.ghost[0] - pl.ghost[0], dy = pe.ghost[1] - pl.ghost[1], dz = pe.ghost[2] - pl.ghost[2];
-  for_each_cell("mantissa::solvers::Krylov::correct", space, pl.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  x(k, j, i) += sc * K(e(k + dz, j + dy, i + dx));
-                });
+  const std::int64_t dx = pe.ghost[0] - pl.ghost[0], dy = pe.ghost[1] - pl.ghost[1],
+                     dz = pe.ghost[2] - pl.ghost[2];
+  for_each_cell(
+      "mantissa::solvers::Krylov::correct", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        x(k, j, i) += sc * K(e(k + dz, j + dy, i + dx));
+      });
 }
 
 }  // namespace mantissa::solvers::detail
