@@ -150,10 +150,15 @@ for c in "${cases[@]}"; do
       id="$(submit start)" || { bad "sbatch start"; continue; }
       out="$work/start-$id.out"
       wait_state "$id" RUNNING
+      # RUNNING is reported before the batch shell has read its first line; a signal in those
+      # first milliseconds kills any bash script (its trap is not set yet). The script's first
+      # act is the trap, its second the "part 1" line: signal right after that line.
+      t0=$SECONDS
+      until grep -q "mantissa-job: job .* part 1" "$out" 2>/dev/null || [ $((SECONDS - t0)) -ge 60 ]; do sleep 0.05; done
       scancel --signal=USR1 --batch "$id"
       if finished_ok "$id" "$out" "$work/runs/start" fresh && [ "$(job_field "$id" ExitCode)" = "0:0" ] &&
          grep -q "SIGUSR1 received" "$out"; then
-        ok "USR1 at the start of the job survived, run completed ($(grep -c 'part ' "$out") parts)"
+        ok "USR1 at the start of the job survived, run completed ($(grep -c 'mantissa-job: job .* part ' "$out") parts)"
       else bad "USR1 at the start" "$out"; fi
       ;;
     resubmit)
