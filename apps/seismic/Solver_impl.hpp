@@ -154,6 +154,16 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
           Kokkos::View<Compute*, typename field_type::memory_space>("mantissa::seismic::Solver::pml_b", 1);
     }
     m_memory_halo = std::make_unique<HaloExchange<Compute>>(decomp, g, dim);
+    if constexpr (!std::is_same<Storage, Compute>::value) {
+      m_p_compute = memory_field_type("mantissa::seismic::Solver::p_compute", decomp, g);
+      for (auto b : m_pml_boxes) {  // every point the CPML kernels read: R along each axis
+        for (int a = 0; a < dim; ++a) {
+          b.lo[a] -= g;
+          b.hi[a] += g;
+        }
+        m_pml_read_boxes.push_back(b);
+      }
+    }
   }
 
   // Receivers: interpolation stencils in a fixed order; each entry is read by its owner.
@@ -257,18 +267,28 @@ void Solver<Storage, Compute>::step_impl() {
   const auto w = make_stencil_weights<Compute, R>(m_grid.dim, spacing);
   m_halo.exchange(space, {&m_p});
   fill_boundaries(m_p);
-  if (m_has_pml) {
+  // The CPML kernels read p as pc: p itself, or its compute-type copy when the storage is not
+  // the compute type (the same values; converted once instead of at each of their reads).
+  const auto cpml_step = [&](const auto& pc) {
     for (const auto& box : m_pml_boxes)
-      detail::pml_memory_update<R>(space, box, m_p.view(), m_psi, m_pml_a, m_pml_b, w);
+      detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, w);
     std::vector<memory_field_type*> mem;
     mem.reserve(std::size_t(m_grid.dim));
     for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
     m_memory_halo->exchange(space, mem);
+    detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);
+    for (const auto& box : m_pml_boxes)
+      detail::pml_update<R>(space, box, pc, m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a, m_pml_b,
+                            w);
+  };
+  if (!m_has_pml) {
+    detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);
+  } else if constexpr (std::is_same<Storage, Compute>::value) {
+    cpml_step(m_p.view());
+  } else {
+    for (const auto& box : m_pml_read_boxes) detail::decode_box(space, box, m_p.view(), m_p_compute.view());
+    cpml_step(m_p_compute.view());
   }
-  detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);
-  for (const auto& box : m_pml_boxes)
-    detail::pml_update<R>(space, box, m_p.view(), m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a,
-                          m_pml_b, w);
   const double t = time();
   for (const auto& s : m_sources)
     detail::inject<Compute>(space, m_p_old.view(), m_c2dt2.view(), s.index, s.weight, Compute(s.wavelet(t)));

@@ -307,15 +307,18 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                      });
 }
 
-template <int R, int Dim, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
-void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+// p is the storage field or its compute-type copy (decode_box); q is the storage field.
+template <int R, int Dim, class ExecSpace, class PView, class QView, class MView, class MemField,
+          class Profile, class C>
+void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
                 const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
                 const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
                 const StencilWeights<C, R>& w) {
-  using S = typename PView::value_type;
+  using P = typename PView::value_type;
+  using S = typename QView::value_type;
   using M = typename MView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::pml_update runs on host back-ends only");
-  const S* const pp = p.data();
+  const P* const pp = p.data();
   S* const qp = q.data();
   const M* const mp = m.data();
   const long sz = long(p.stride(0)), sy = long(p.stride(1));
@@ -337,6 +340,24 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PV
                                   pr.b[1][j], ca2, cb2, qp + x, mp + x, nx, w, scratch);
         }
       });
+}
+
+// out <- C(p) on a box, rows of x through decode() (detail::decode_box's host form).
+template <class ExecSpace, class PView, class CView>
+void decode_box(const ExecSpace& space, const Box& box, const PView& p, const CView& out) {
+  using S = typename PView::value_type;
+  using C = typename CView::value_type;
+  static_assert(is_host_space<ExecSpace>(), "host::decode_box runs on host back-ends only");
+  const S* const pp = p.data();
+  C* const op = out.data();
+  const long sz = long(p.stride(0)), sy = long(p.stride(1));
+  const long osz = long(out.stride(0)), osy = long(out.stride(1));
+  const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
+  for_each_row_block("mantissa::seismic::Solver::step::pml_decode", space, box,
+                     [=](const int k, const int j0, const int j1) {
+                       for (int j = j0; j < j1; ++j)
+                         decode<C>(pp + k * sz + j * sy + x0, op + k * osz + j * osy + x0, nx);
+                     });
 }
 
 }  // namespace mantissa::seismic::detail::host

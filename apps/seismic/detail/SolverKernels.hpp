@@ -167,12 +167,15 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
 }
 
 // The CPML update of p on a PML box (Pasalic and McGarry 2010), zeta updated on the way.
-template <int R, int Dim, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
-void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+// p may be the storage field or its compute-type copy (decode_box below): the kernel converts
+// every value it reads to C, so both give the same bits.
+template <int R, int Dim, class ExecSpace, class PView, class QView, class MView, class MemField,
+          class Profile, class C>
+void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
                     const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
                     const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
                     const StencilWeights<C, R>& w) {
-  using S = typename PView::value_type;
+  using S = typename QView::value_type;
   const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
   const auto zeta0 = zeta[0].view(), zeta1 = zeta[1].view(), zeta2 = zeta[2].view();
   const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
@@ -203,8 +206,9 @@ void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, cons
 }
 
 // The CPML update with the kernel of the back-end, as pml_memory_update above.
-template <int R, class ExecSpace, class PView, class MView, class MemField, class Profile, class C>
-void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
+template <int R, class ExecSpace, class PView, class QView, class MView, class MemField, class Profile,
+          class C>
+void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
                 const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
                 const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
                 const StencilWeights<C, R>& w, bool point_kernel = false) {
@@ -223,6 +227,23 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const PV
     pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, w);
   else
     pml_update_dim<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, w);
+}
+
+// out <- C(p) on a box: the compute-type copy of p that the CPML kernels read where storage is
+// not the compute type. They read every point of a PML box and R points around it along each
+// axis 4R(Dim-1)+1 times per step (memory update and p update); converted once here instead, with
+// the conversion each of those reads made, so the results are the same bits. Host back-ends
+// convert whole rows (HostStencil.hpp's branch-free decode).
+template <class ExecSpace, class PView, class CView>
+void decode_box(const ExecSpace& space, const Box& box, const PView& p, const CView& out) {
+  using C = typename CView::value_type;
+  if constexpr (is_host_space<ExecSpace>()) {
+    host::decode_box(space, box, p, out);
+  } else {
+    for_each_point(
+        "mantissa::seismic::Solver::step::pml_decode", space, box,
+        KOKKOS_LAMBDA(int k, int j, int i) { out(k, j, i) = C(p(k, j, i)); });
+  }
 }
 
 // q(point) += (c dt)^2 amplitude weight, for one source's owned stencil points.

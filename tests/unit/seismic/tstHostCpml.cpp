@@ -72,7 +72,7 @@ void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][
   const test::RandomFields<S> f(ez, ey, ex, rng);
   const HostView<S>&p = f.p, &q1 = f.q;
   const auto& m = f.m;
-  std::array<HostField<C>, 3> psi1, zeta1, psi2, zeta2;
+  std::array<HostField<C>, 3> psi1, zeta1, psi2, zeta2, psi3, zeta3;
   std::array<Profile<C>, 3> pa, pb;
   std::uniform_real_distribution<double> u(-1.0, 1.0), prof(0.0, 1.0);
   const int len[3] = {ex, ey, ez};
@@ -87,6 +87,8 @@ void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][
         }
     psi2[a].v = copy_of(psi1[a].v, "psi2");
     zeta2[a].v = copy_of(zeta1[a].v, "zeta2");
+    psi3[a].v = copy_of(psi1[a].v, "psi3");
+    zeta3[a].v = copy_of(zeta1[a].v, "zeta3");
     pa[a] = Profile<C>("a", std::size_t(len[a]));
     pb[a] = Profile<C>("b", std::size_t(len[a]));
     for (int s = 0; s < len[a]; ++s) {
@@ -94,7 +96,7 @@ void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][
       pb[a](s) = C(prof(rng));
     }
   }
-  const HostView<S> q2 = copy_of(q1, "q2"), q0 = copy_of(q1, "q0");
+  const HostView<S> q2 = copy_of(q1, "q2"), q3 = copy_of(q1, "q3"), q0 = copy_of(q1, "q0");
   const double spacing[3] = {1.0, 0.8, 1.25};
   const auto w = make_stencil_weights<C, R>(dim, spacing);
   const int n[3] = {nx, ny, nz};
@@ -109,13 +111,30 @@ void compare_cpml(int dim, int nx, int ny, int nz, int ghost, const bool pml[3][
     sk::pml_update<R>(space, box, p, q1, m, psi1, zeta1, pa, pb, w, /*point_kernel=*/false);
     sk::pml_update<R>(space, box, p, q2, m, psi2, zeta2, pa, pb, w, /*point_kernel=*/true);
   }
+  // Third: the host kernels reading p's compute-type copy, as the solver runs them when the
+  // storage is not the compute type (decode_box over the boxes grown by the radius, the rest of
+  // the copy left at a value the kernels must not read).
+  HostView<C> pc("pc", ez, ey, ex);
+  Kokkos::deep_copy(pc, C(1e30));
+  for (auto b : boxes) {
+    for (int a = 0; a < dim; ++a) {
+      b.lo[a] -= R;
+      b.hi[a] += R;
+    }
+    sk::decode_box(space, b, p, pc);
+  }
+  for (const auto& box : boxes) sk::pml_memory_update<R>(space, box, pc, psi3, pa, pb, w);
+  for (const auto& box : boxes) sk::pml_update<R>(space, box, pc, q3, m, psi3, zeta3, pa, pb, w);
   space.fence();
   const std::string where = "order " + std::to_string(2 * R) + ", " + std::to_string(dim) + "D " +
                             std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
   long bad = test::count_mismatches(q1, q2, where + ", p_old");
+  bad += test::count_mismatches(q3, q2, where + ", p_old from the compute copy");
   for (int a = 0; a < dim; ++a) {
     bad += test::count_mismatches(psi1[a].v, psi2[a].v, where + ", psi_" + std::to_string(a));
     bad += test::count_mismatches(zeta1[a].v, zeta2[a].v, where + ", zeta_" + std::to_string(a));
+    bad += test::count_mismatches(psi3[a].v, psi2[a].v, where + ", psi_" + std::to_string(a) + " (copy)");
+    bad += test::count_mismatches(zeta3[a].v, zeta2[a].v, where + ", zeta_" + std::to_string(a) + " (copy)");
   }
   EXPECT_EQ(bad, 0) << where;
   // The update did something: p_old changed at a point of the first box.
