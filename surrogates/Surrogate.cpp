@@ -56,6 +56,7 @@ struct Surrogate::Impl {
   std::vector<double> amplitude;  // per sample: the state's amplitude it was divided by (1 if none)
   Normalization norm;
   std::mt19937_64 gen;
+  int steps_done = 0;  // optimizer steps trained (train_steps' step counter)
 
   void sync() {
     if (!other_stale) return;
@@ -343,7 +344,7 @@ void add_noise(const Matrix<T>& in, const Matrix<T>& t, double sigma, const Mode
 }  // namespace
 
 template <class T>
-void Surrogate::train_steps(int steps, TrainStats& stats) {
+void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bool()>& stop) {
   auto& ds = m_impl->extended;
   const auto& mc = m_config.model;
   const auto& nz = m_impl->norm;
@@ -385,7 +386,8 @@ void Surrogate::train_steps(int steps, TrainStats& stats) {
   std::uniform_int_distribution<std::int64_t> pick(0, ds.size() - 1);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   const int pf_from = steps / 4;
-  for (int s = 0; s < steps; ++s) {
+  stats.first_step = m_impl->steps_done;
+  for (int s = m_impl->steps_done; s < steps; ++s) {
     // The same decision on every rank (data-parallel steps are collective): one draw from a
     // generator seeded alike everywhere.
     std::mt19937_64 g(m_config.seed ^ (0x9e3779b97f4a7c15ULL * std::uint64_t(s + 1)));
@@ -413,10 +415,20 @@ void Surrogate::train_steps(int steps, TrainStats& stats) {
     const StepResult r = trainer.step(layout, in, out, mask);
     stats.loss.push_back(r.loss);
     stats.skipped_steps += r.skipped ? 1 : 0;
+    m_impl->steps_done = s + 1;
+    if (s + 1 < steps && stop && stop()) {
+      stats.stopped = true;
+      break;
+    }
   }
+  stats.steps_done = m_impl->steps_done;
 }
 
-TrainStats Surrogate::train(int steps) {
+int Surrogate::steps_done() const {
+  return m_impl->steps_done;
+}
+
+TrainStats Surrogate::train(int steps, const std::function<bool()>& stop) {
   auto& ds = m_impl->dataset;
   std::int64_t local = ds.size(), fewest = 0;
   MPI_Allreduce(&local, &fewest, 1, MPI_INT64_T, MPI_MIN, m_decomp.comm());
@@ -456,9 +468,9 @@ TrainStats Surrogate::train(int steps) {
   TrainStats stats;
   const auto t0 = std::chrono::steady_clock::now();
   if (m_impl->master64)
-    train_steps<double>(steps, stats);
+    train_steps<double>(steps, stats, stop);
   else
-    train_steps<float>(steps, stats);
+    train_steps<float>(steps, stats, stop);
   m_impl->other_stale = true;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
@@ -571,12 +583,75 @@ std::vector<std::pair<std::string, std::int64_t>> definition(const SurrogateConf
 }
 }  // namespace
 
+// The training's own state beside the weights, as the file's generator text: the steps done and
+// every rank's sampling generator (each rank's stream starts at seed + rank), one per line:
+//   mantissa-training 1 / steps_done N / ranks R / R lines of generator state.
+// A file without the header (written before it) holds rank 0's generator alone.
+namespace {
+constexpr const char* k_training_header = "mantissa-training 1";
+
+std::string gather_training_state(const std::mt19937_64& gen, int steps_done, MPI_Comm comm) {
+  std::ostringstream mine;
+  mine << gen;
+  const std::string text = mine.str();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int len = int(text.size());
+  std::vector<int> lens(std::size_t(size), 0), offs(std::size_t(size), 0);
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
+  std::string all;
+  if (rank == 0) {
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      offs[std::size_t(r)] = total;
+      total += lens[std::size_t(r)];
+    }
+    all.resize(std::size_t(total));
+  }
+  MPI_Gatherv(text.data(), len, MPI_CHAR, rank == 0 ? all.data() : nullptr, lens.data(), offs.data(),
+              MPI_CHAR, 0, comm);
+  if (rank != 0) return {};
+  std::ostringstream os;
+  os << k_training_header << "\nsteps_done " << steps_done << "\nranks " << size << "\n";
+  for (int r = 0; r < size; ++r)
+    os << all.substr(std::size_t(offs[std::size_t(r)]), std::size_t(lens[std::size_t(r)])) << "\n";
+  return os.str();
+}
+
+// Sets this rank's generator and the steps done from the text (when the file's rank count is
+// this run's; otherwise the generator keeps its seed, which only a continued training reads).
+void scatter_training_state(const std::string& text, std::mt19937_64& gen, int& steps_done, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::istringstream is(text);
+  std::string line;
+  std::getline(is, line);
+  if (line != k_training_header) {
+    steps_done = 0;
+    if (rank == 0 && !text.empty()) {
+      std::istringstream g(text);
+      g >> gen;
+    }
+    return;
+  }
+  std::string key;
+  int ranks = 0;
+  is >> key >> steps_done >> key >> ranks;
+  std::getline(is, line);
+  for (int r = 0; r < ranks && std::getline(is, line); ++r)
+    if (ranks == size && r == rank) {
+      std::istringstream g(line);
+      g >> gen;
+    }
+}
+}  // namespace
+
 void Surrogate::save(const std::string& file) const {
   const auto defines = definition(m_config);
-  std::ostringstream rng;
-  rng << m_impl->gen;
-  std::string state = rng.str();
-  // Rank 0 writes; the generator state saved is rank 0's (each rank's stream is seed + rank).
+  std::string state = gather_training_state(m_impl->gen, m_impl->steps_done, m_decomp.comm());
+  // Rank 0 writes, with every rank's generator state.
   if (m_decomp.rank() == 0) {
     if (m_impl->master64)
       save_surrogate<double>(
@@ -598,10 +673,7 @@ void Surrogate::load(const std::string& file) {
   else
     load_surrogate<float>(file,
                           {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
-  if (!state.empty() && m_decomp.rank() == 0) {
-    std::istringstream is(state);
-    is >> m_impl->gen;
-  }
+  scatter_training_state(state, m_impl->gen, m_impl->steps_done, m_decomp.comm());
   m_impl->other_stale = true;
 }
 

@@ -10,6 +10,7 @@
 #include <mantissa/mesh/Decomposition.hpp>
 #include <mantissa/mesh/Field.hpp>
 
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -47,9 +48,12 @@ struct SurrogateConfig {
 };
 
 struct TrainStats {
-  std::vector<double> loss;  // per step, global mean squared error in normalised units
+  std::vector<double> loss;  // per step of this call, global mean squared error in normalised units
   int skipped_steps = 0;
   double seconds = 0.0;
+  int first_step = 0;    // the step this call began at (> 0: it continued a part-way training)
+  int steps_done = 0;    // steps trained in all, this call's included
+  bool stopped = false;  // `stop` said yes before the last step
 };
 
 class Surrogate {
@@ -64,8 +68,15 @@ class Surrogate {
   // fields (the change of the state over K steps). Ghosts are ignored.
   void add_sample(const std::vector<const HostField*>& inputs, const std::vector<const HostField*>& targets);
   std::int64_t num_samples() const;
-  // Data-parallel training over the decomposition's communicator; collective.
-  TrainStats train(int steps);
+  // Data-parallel training over the decomposition's communicator, up to `steps` optimizer steps
+  // in all; collective. It continues where a part-way state (save() after a stopped train(),
+  // then load()) left off. `stop` (collective: the same answer on every rank) is asked after
+  // every step; when it says yes, train() returns with stopped = true, and save() keeps what a
+  // later train() needs to end where an uninterrupted one would, bit for bit, at the same rank
+  // count: weights, optimizer and loss-scale state, every rank's sampling generator, steps done.
+  TrainStats train(int steps, const std::function<bool()>& stop = {});
+  // Optimizer steps trained so far (after a load(): those of the file's training).
+  int steps_done() const;
   // outputs = inputs' prediction of the change over K steps, in physical units; collective.
   void predict(const std::vector<const HostField*>& inputs, const std::vector<HostField*>& outputs,
                Precision p);
@@ -89,7 +100,7 @@ class Surrogate {
   // Patches of halo around a rank's training tile.
   int train_halo() const;
   template <class T>
-  void train_steps(int steps, TrainStats& stats);
+  void train_steps(int steps, TrainStats& stats, const std::function<bool()>& stop);
   struct Impl;
   std::unique_ptr<Impl> m_impl;
   SurrogateConfig m_config;

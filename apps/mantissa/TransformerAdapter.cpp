@@ -46,13 +46,16 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     m_has_prev = true;
   }
 
-  workflow::TrainStats train() override {
-    const auto st = m_s.train(m_train_steps);
+  workflow::TrainStats train(const std::function<bool()>& stop) override {
+    const auto st = m_s.train(m_train_steps, stop);
     workflow::TrainStats out;
     out.samples = m_s.num_samples();
-    out.iterations = static_cast<std::int64_t>(st.loss.size());
+    out.iterations = st.steps_done;
+    out.first_iteration = st.first_step;
+    out.stopped = st.stopped;
     out.initial_loss = st.loss.empty() ? 0.0 : st.loss.front();
     out.final_loss = st.loss.empty() ? 0.0 : st.loss.back();
+    if (st.stopped) return out;
     m_prev0 = Field<double>();
     m_prev1 = Field<double>();
     m_has_prev = false;

@@ -18,7 +18,7 @@ cases=("$@")
 [ "${#cases[@]}" -gt 0 ] || cases=(plain phases start resubmit)
 # The phases a stop is requested in (MANTISSA_TEST_HOLD), in campaign order; tests/regression/
 # campaign stops at random steps of every phase.
-phase_texts=(reference training surrogate-fp32 hybrid-fp32)
+phase_texts=(reference training@15 surrogate-fp32 hybrid-fp32)  # training@15: after optimizer step 15 of 30
 deck="$src/tests/slurm/small.yaml"
 sbatch_script="$src/scripts/slurm/campaign.sbatch"
 check_report="$src/tests/regression/campaign/check_report.py"
@@ -114,20 +114,21 @@ for c in "${cases[@]}"; do
       ;;
     phases)
       # One job, stopped at several phases: MANTISSA_TEST_HOLD holds each listed phase at its
-      # start until a signal has come (the phases last milliseconds here, too short to aim a
-      # signal at from outside). Every stop is a checkpoint, exit 75 and a requeue; every part
-      # after the first resumes; the last part ends the campaign. A part that resumes in a
-      # phase does not hold there, and training checks for stops only at its end, so the holds
-      # come deterministically in this order: reference (part 1); training (part 2, the stop
-      # lands at the start of surrogate-fp32); hybrid-fp32 (part 3); part 4 finishes.
-      want_holds="reference training hybrid-fp32"
+      # start (training: after its optimizer step 15) until a signal has come (the phases last
+      # milliseconds here, too short to aim a signal at from outside). Every stop is a
+      # checkpoint, exit 75 and a requeue; every part after the first resumes; the last part
+      # ends the campaign. A part that resumes in a phase does not hold there, so the holds come
+      # deterministically in this order: reference (part 1); training@15 (part 2: training stops
+      # part-way, part 3 continues it from step 15); surrogate-fp32 (part 3); hybrid-fp32
+      # (part 4); part 5 finishes.
+      want_holds="reference training@15 surrogate-fp32 hybrid-fp32"
       id="$(MANTISSA_TEST_HOLD="$(tr ' ' , <<<"${phase_texts[*]}")" submit phases)" || { bad "sbatch phases"; continue; }
       out="$work/phases-$id.out" log="$work/runs/phases/run.log"
       k=0 base=0 holds=() where=() t0=$SECONDS
       while [ $((SECONDS - t0)) -lt 900 ]; do
         s="$(job_field "$id" JobState)"
         case "$s" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
-        hold="$(tail -n +$((base + 1)) "$log" 2>/dev/null | sed -n "s/.*test hold before phase '\([^']*\)'.*/\1/p" | head -n1)"
+        hold="$(tail -n +$((base + 1)) "$log" 2>/dev/null | sed -n "s/.*test hold at '\([^']*\)'.*/\1/p" | head -n1)"
         if [ -z "$hold" ]; then sleep 0.1; continue; fi
         k=$((k + 1))
         scancel --signal=USR1 --batch "$id"
@@ -139,6 +140,7 @@ for c in "${cases[@]}"; do
       done
       if finished_ok "$id" "$out" "$work/runs/phases" && stopped_and_resumed "$out" &&
          [ "${holds[*]}" = "$want_holds" ] && [ "$(cnt "requeueing" "$out")" = "$k" ] &&
+         grep -q "training continues after optimizer step 15 " "$log" &&
          [ "$(job_field "$id" Restarts)" = "$k" ]; then
         ok "USR1 at $k phases of one job: each a checkpoint, exit 75, requeue; $(job_field "$id" Restarts) resumed parts in one output file; report equal to the uninterrupted one"
         for i in "${!holds[@]}"; do

@@ -5,34 +5,10 @@
 #include <mantissa/workflow/Schema.hpp>
 #include <mantissa/workflow/Signals.hpp>
 
-#include <chrono>
-#include <cstdlib>
 #include <set>
 #include <sstream>
-#include <thread>
 
 namespace mantissa::workflow {
-
-namespace {
-
-// Testing aid (tests/slurm): MANTISSA_TEST_HOLD=phase[,phase...] makes every rank wait, at the
-// start of each named phase (unless the run resumed in it), until a stop signal has arrived
-// (polled collectively, at most 600 s). A signal from outside can then be aimed at a phase that
-// lasts milliseconds, deterministically. Without the variable nothing happens.
-void test_hold(PhaseContext& ctx, const std::string& phase) {
-  const char* env = std::getenv("MANTISSA_TEST_HOLD");
-  if (env == nullptr) return;
-  std::stringstream list(env);
-  bool named = false;
-  for (std::string item; std::getline(list, item, ',');) named = named || item == phase;
-  if (!named || ctx.stop_requested()) return;
-  ctx.log("test hold before phase '" + phase + "': waiting for a stop signal (MANTISSA_TEST_HOLD)");
-  const auto t0 = std::chrono::steady_clock::now();
-  while (!ctx.stop_requested() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(600))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
-
-}  // namespace
 
 Campaign::Campaign(CampaignConfig config, const Registry& registry, ModelContext context, std::string run_dir,
                    bool resume, const CampaignKinds& kinds)
@@ -167,12 +143,13 @@ Campaign::Outcome Campaign::run() {
     bool resumed_here = m_resumed && p == first;
     const bool resumed_in_phase = resumed_here;  // the test hold skips it even when it starts afresh
     cur.phase = p;
-    if (resumed_here && !m_ckpt->has_state()) {
-      // Checkpointed between phases (a stop before this phase began): it starts afresh.
+    if (resumed_here && !m_ckpt->has_state() && cur.phase_state.empty()) {
+      // Checkpointed between phases (a stop before this phase began): it starts afresh. (A
+      // phase without a running state may still have progress of its own: a part-way training
+      // keeps its step in the cursor's phase_state.)
       resumed_here = false;
     } else if (!resumed_here && !ph.done(*m_ctx) && m_ctx->stop_requested()) {
-      // A stop before a phase begins (training, for one, cannot stop part-way): a checkpoint
-      // between phases, without a running state.
+      // A stop before a phase begins: a checkpoint between phases, without a running state.
       cur.step = 0;
       cur.experiment = 0;
       cur.phase_state.clear();
@@ -181,7 +158,7 @@ Campaign::Outcome Campaign::run() {
                  "); checkpoint written; continue with `mantissa run DECK --resume`");
       return Outcome::stopped;
     }
-    if (!resumed_in_phase) test_hold(*m_ctx, ph.name());
+    if (!resumed_in_phase) m_ctx->test_hold(ph.name());
     if (resumed_here && !ph.resumes_mid_phase()) {
       // Repeat the phase from its start. The campaign step counter keeps counting (it only
       // paces periodic checkpoints and the stop_after_step hook, which must not fire twice).

@@ -211,11 +211,12 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
   a.set("campaign.snapshots", join_lines(snaps));
 
   // The trained surrogate's files (RUN_DIR/surrogate-trained*, written once when training
-  // ends), byte for byte with their checksums, so that a resume can tell a damaged or missing
-  // weights file and restore it. Rank 0 reads them; every rank learns names and sizes.
+  // ends, or its part-way state surrogate-trained-partial* when training stopped), byte for
+  // byte with their checksums, so that a resume can tell a damaged or missing weights file and
+  // restore it. Rank 0 reads them; every rank learns names and sizes.
   std::string listing;
   std::vector<std::vector<std::uint8_t>> contents;
-  if (ctx.training().done) {
+  if (ctx.training().done || cur.get("training_step") > 0) {
     std::string err;
     if (ctx.rank() == 0) {
       const fs::path trained(ctx.trained_path());

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 namespace mantissa::workflow {
 
@@ -138,6 +140,19 @@ void PhaseContext::write_checkpoint(const State* state, double time) {
 double PhaseContext::load_checkpoint_state(State& state) {
   MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
   return m_ckpt->load_state(*this, state);
+}
+
+void PhaseContext::test_hold(const std::string& point) const {
+  const char* env = std::getenv("MANTISSA_TEST_HOLD");
+  if (env == nullptr) return;
+  std::stringstream list(env);
+  bool named = false;
+  for (std::string item; std::getline(list, item, ',');) named = named || item == point;
+  if (!named || stop_requested()) return;
+  log("test hold at '" + point + "': waiting for a stop signal (MANTISSA_TEST_HOLD)");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!stop_requested() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(600))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 bool PhaseContext::stop_requested() const {

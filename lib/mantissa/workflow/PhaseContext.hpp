@@ -145,6 +145,12 @@ class PhaseContext {
   // between two polls so far, twice, plus the longest checkpoint write would pass it. The
   // limit is not acted on at the first poll of a process, so every start makes progress.
   bool stop_requested() const;
+  // Testing aid (tests/slurm): MANTISSA_TEST_HOLD=point[,point...] makes every rank wait at
+  // each named point until a stop signal has arrived (polled collectively, at most 600 s), so
+  // that a signal from outside can be aimed at a phase that lasts milliseconds. A point is a
+  // phase's name (held at its start unless the run resumed in it) or "training@N" (held after
+  // optimizer step N). Without the variable nothing happens. Collective.
+  void test_hold(const std::string& point) const;
   // Why stop_requested() said yes ("SIGTERM", "run.wall_time_limit ..."); empty before.
   const std::string& stop_reason() const { return m_stop_reason; }
   // While paused, stop_requested() ignores the wall-time limit (a phase that repeats from its

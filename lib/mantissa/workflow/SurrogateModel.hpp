@@ -3,12 +3,14 @@
 // surrogates::Surrogate to it; tests use a small linear stencil surrogate.
 //
 // A surrogate step advances stride() physics steps. The campaign feeds consecutive reference
-// states (one per surrogate step, starting at step 0) with add_sample(), calls train() once,
-// and then predicts from any state in any supported precision.
+// states (one per surrogate step, starting at step 0) with add_sample(), calls train() (once,
+// or again after a stop: save(), and in a later run load() and train()), and then predicts from
+// any state in any supported precision.
 #include <mantissa/core/Precision.hpp>
 #include <mantissa/workflow/PhysicsModel.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace mantissa::workflow {
@@ -19,6 +21,11 @@ struct TrainStats {
   double initial_loss = 0.0;
   double final_loss = 0.0;
   double flops = 0.0;  // 0 = not counted
+  // Training stopped part-way (stop said yes); iterations counts the steps done so far.
+  bool stopped = false;
+  // > 0: this call continued a part-way training from that iteration (initial_loss is then the
+  // loss of its first step, not of the training's).
+  std::int64_t first_iteration = 0;
 };
 
 class SurrogateModel {
@@ -31,8 +38,11 @@ class SurrogateModel {
 
   // Training data: the reference state at steps 0, stride, 2 stride, ... in order.
   virtual void add_sample(const State& state) = 0;
-  // Collective. Deterministic for a given deck and rank count (resume relies on it).
-  virtual TrainStats train() = 0;
+  // Collective. Deterministic for a given deck and rank count (resume relies on it). `stop`
+  // (collective) may be asked between optimizer steps; when it says yes the surrogate returns
+  // with stopped = true, save() keeps the part-way state, and after load() a new train() ends
+  // where an uninterrupted one would. A surrogate that trains in one piece never asks it.
+  virtual TrainStats train(const std::function<bool()>& stop) = 0;
 
   // Inference precision for the next predict() calls; throws mantissa::Error if unsupported.
   virtual void set_precision(Precision p) = 0;

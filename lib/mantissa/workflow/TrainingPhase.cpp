@@ -1,8 +1,15 @@
 // The surrogate's training (online, on the reference states the reference phase kept) or its
 // weights loaded from a file; then the teacher-forced one-step error on the training pairs.
+//
+// A stop request (signal, run.wall_time_limit) is taken between optimizer steps: the surrogate
+// saves its part-way state as RUN_DIR/surrogate-trained-partial* (weights, optimizer, every
+// rank's generator, steps done), the campaign checkpoint takes a copy of it and the training
+// states, and a resume at the same rank count continues the training to the very result of an
+// uninterrupted one; at another rank count (the data-parallel split differs) it starts over.
 #include <mantissa/workflow/TrainingPhase.hpp>
 
 #include <cmath>
+#include <filesystem>
 
 namespace mantissa::workflow {
 
@@ -10,11 +17,31 @@ bool TrainingPhase::done(const PhaseContext& ctx) const {
   return ctx.training().done;
 }
 
-bool TrainingPhase::run(PhaseContext& ctx, bool /*resumed*/) {
+namespace {
+// The part-way training's files: RUN_DIR/surrogate-trained-partial* (the surrogate adds its
+// extension), inside the prefix the campaign checkpoint copies.
+std::string partial_path(const PhaseContext& ctx) {
+  return ctx.trained_path() + "-partial";
+}
+
+void remove_partial(const PhaseContext& ctx) {
+  if (ctx.rank() != 0) return;
+  namespace fs = std::filesystem;
+  const fs::path p(partial_path(ctx));
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(p.parent_path(), ec))
+    if (e.path().filename().string().rfind(p.filename().string(), 0) == 0) fs::remove(e.path(), ec);
+}
+}  // namespace
+
+bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
   SurrogateModel& sur = ctx.surrogate();
   const auto& s = ctx.config().surrogate;
   auto& t = ctx.training();
   auto& ref = ctx.reference_store();
+  auto& cur = ctx.cursor();
+  int ranks = 1;
+  MPI_Comm_size(ctx.comm(), &ranks);
   PhaseTimer sw("campaign::train");
   t.mode = s.training;
   // The training states, kept until the one-step error below has been measured on them.
@@ -34,18 +61,52 @@ bool TrainingPhase::run(PhaseContext& ctx, bool /*resumed*/) {
             (s.start > 0 ? " from step " + std::to_string(s.start) : std::string()) + " (" + sur.describe() +
             ")");
     for (const auto& smp : ref.train_samples) sur.add_sample(to_state(smp));
-    states.swap(ref.train_samples);
-    const auto stats = sur.train();
+    // A part-way training of an earlier start continues (same rank count) or starts over.
+    bool continued = false;
+    if (resumed && cur.get("training_step") > 0) {
+      if (cur.get("training_ranks") == ranks) {
+        sur.load(partial_path(ctx));
+        continued = true;
+        ctx.log("training continues after optimizer step " + std::to_string(cur.get("training_step")) +
+                " (stopped there by an earlier start)");
+      } else {
+        ctx.log("training starts over: it stopped part-way at " + std::to_string(cur.get("training_ranks")) +
+                " ranks and continues bitwise only at the same rank count (this run has " +
+                std::to_string(ranks) + ")");
+      }
+    }
+    // Asked after every optimizer step but the last (collective); the test hold names the step.
+    std::int64_t step = continued ? cur.get("training_step") : 0;
+    const auto stats = sur.train([&]() {
+      ctx.test_hold("training@" + std::to_string(++step));
+      return ctx.stop_requested();
+    });
+    if (!continued) t.initial_loss = stats.initial_loss;
     t.samples = stats.samples;
     t.iterations = stats.iterations;
-    t.initial_loss = stats.initial_loss;
     t.final_loss = stats.final_loss;
     t.flops = stats.flops;
+    if (stats.stopped) {
+      // Everything a later start needs: the part-way state and, in the checkpoint, its copy and
+      // the training states (still in the reference store).
+      sur.save(partial_path(ctx));
+      cur.phase_state["training_step"] = stats.iterations;
+      cur.phase_state["training_ranks"] = ranks;
+      t.seconds += sw.stop();
+      ctx.write_checkpoint(nullptr, 0.0);
+      ctx.log("training stopped after optimizer step " + std::to_string(stats.iterations) + " (" +
+              ctx.stop_reason() + ")");
+      return false;
+    }
+    states.swap(ref.train_samples);
+    remove_partial(ctx);
+    cur.phase_state.erase("training_step");
+    cur.phase_state.erase("training_ranks");
   } else {
     ctx.log("loading surrogate weights from '" + s.weights + "'");
     sur.load(s.weights);
   }
-  t.seconds = sw.stop();
+  t.seconds += sw.stop();
   if (!s.save_weights.empty()) sur.save(s.save_weights);
   {
     // Every rollout phase starts from these weights (RolloutPhase).

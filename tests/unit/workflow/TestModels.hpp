@@ -284,7 +284,7 @@ class LinearStencilSurrogate final : public SurrogateModel {
     m_samples.push_back(p);
   }
 
-  TrainStats train() override {
+  TrainStats train(const std::function<bool()>& /*stop: trains in one piece*/) override {
     // Normal equations over all consecutive triples (p^{n-1}, p^n) -> p^{n+1}.
     double ata[9] = {}, atb[3] = {};
     for (std::size_t n = 1; n + 1 < m_samples.size(); ++n) {
