@@ -48,13 +48,17 @@ void register_schema(Schema& s) {
            {"rest", "taylor_green"}, std::string("rest"));
   s.real("cfd.initial.amplitude", "taylor_green: the velocity amplitude U", 1.0, -rmax, rmax);
   s.section("cfd.solver",
-            "The pressure Poisson solve (lib/mantissa/solvers): multigrid-preconditioned CG in fp64, "
-            "iterative refinement when the campaign's solver role is below fp64.");
+            "The pressure Poisson solve (lib/mantissa/solvers): multigrid-preconditioned CG in fp64, the "
+            "multigrid's levels stored in the campaign's solver role (fp64, fp32, or 16-bit on coarse levels).");
   s.real("cfd.solver.tolerance", "relative residual of every pressure solve", 1e-10, 1e-15, 0.1);
   s.integer("cfd.solver.max_iterations", "multigrid cycles per solve at most", 200, 1, 100000);
   s.choice("cfd.solver.cycle", "multigrid cycle", {"v", "f"}, std::string("v"));
   s.choice("cfd.solver.smoother", "multigrid smoother", {"rbgs", "jacobi", "chebyshev"}, std::string("rbgs"));
-  s.real("cfd.solver.inner_tolerance", "relative tolerance of each inner (fp32) solve of the refinement",
+  s.choice("cfd.solver.outer",
+           "how a solver role below fp64 reaches the fp64 tolerance: cg (fp64 CG around the mixed multigrid) or "
+           "refinement (iterative refinement around an fp32 CG; slower, kept for comparison)",
+           {"cg", "refinement"}, std::string("cg"));
+  s.real("cfd.solver.inner_tolerance", "outer: refinement: relative tolerance of each inner (fp32) solve",
          1e-5, 1e-12, 0.5);
   s.record_list("cfd.probes", "velocity probes: the x velocity u (the primary field) at each position");
   s.real_list("cfd.probes[].position", "position (x, y) in mesh units, bilinear in u's lattice", std::nullopt,
@@ -97,6 +101,7 @@ Config config_from_deck(const Deck& d) {
   c.solve.multigrid.cycle = solvers::parse_cycle(d.get_string("cfd.solver.cycle"), "cfd.solver.cycle");
   c.solve.multigrid.smoother =
       solvers::parse_smoother(d.get_string("cfd.solver.smoother"), "cfd.solver.smoother");
+  c.solve.outer = solvers::parse_outer(d.get_string("cfd.solver.outer"), "cfd.solver.outer");
   c.solve.inner_tolerance = d.get_real("cfd.solver.inner_tolerance");
   for (std::size_t i = 0; i < d.count("cfd.probes"); ++i) {
     const auto p = d.get_reals("cfd.probes[" + std::to_string(i) + "].position");

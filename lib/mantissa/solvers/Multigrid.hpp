@@ -99,7 +99,9 @@ class Multigrid {
 
   // The pieces of a cycle; public for nvcc (lambdas in private members), not an interface.
   template <class T>
-  void fill_ghosts(Level& lv, LevelData<T>& d, Field<T, MemorySpace>& fld, bool full, bool restriction);
+  // rows_mirror_x: the caller's kernel is a host row kernel that mirrors the x faces itself.
+  void fill_ghosts(Level& lv, LevelData<T>& d, Field<T, MemorySpace>& fld, bool full, bool restriction,
+                   bool rows_mirror_x = false);
   template <class T>
   void smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_initial, bool post);
   void coarse_solve(Level& lv);

@@ -61,6 +61,8 @@ detail::Stencil<C> level_stencil(const Level& lv, int dim) {
     s.lo[a] = C(lv.coef[ua] * double(lv.mirror[2 * ua]));
     s.hi[a] = C(lv.coef[ua] * double(lv.mirror[2 * ua + 1]));
   }
+  s.mlo = lv.touches[0] ? C(lv.mirror[0]) : C(0);
+  s.mhi = lv.touches[1] ? C(lv.mirror[1]) : C(0);
   return s;
 }
 
@@ -236,10 +238,13 @@ std::string Multigrid<M>::describe() const {
 
 template <class M>
 template <class T>
-void Multigrid<M>::fill_ghosts(Level& lv, LevelData<T>& d, Field<T, M>& fld, bool full, bool restriction) {
+void Multigrid<M>::fill_ghosts(Level& lv, LevelData<T>& d, Field<T, M>& fld, bool full, bool restriction,
+                               bool rows_mirror_x) {
   (full ? d.full : d.faces)->exchange({&fld});
   const execution_space space;
-  for (int a = 0; a < m_dim; ++a)
+  // host row kernels of the 7-point operations mirror the x faces themselves (Stencil::mlo)
+  const bool skip_x = rows_mirror_x && detail::host::is_host<execution_space>();
+  for (int a = skip_x ? 1 : 0; a < m_dim; ++a)
     for (int side = 0; side < 2; ++side) {
       const auto f = std::size_t(2 * a + side);
       if (lv.mirror[f] == 0 || !lv.touches[f]) continue;
@@ -293,9 +298,9 @@ void Multigrid<M>::smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_init
       if (zero_initial) Kokkos::deep_copy(d.x.view(), T(0.0f));
       const int first = (post && m_options.symmetric) ? 1 : 0;
       for (int it = 0; it < sweeps; ++it) {
-        fill_ghosts(lv, d, d.x, false, false);
+        fill_ghosts(lv, d, d.x, false, false, true);
         detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), first);
-        fill_ghosts(lv, d, d.x, false, false);
+        fill_ghosts(lv, d, d.x, false, false, true);
         detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 1 - first);
       }
       break;
@@ -327,7 +332,7 @@ void Multigrid<M>::cycle(int l, Cycle type, bool zero_initial) {
         using C = detail::compute_t<T>;
         smooth(lv, d, m_options.pre_sweeps, zero_initial, false);
         if (m_options.pre_sweeps == 0 && zero_initial) Kokkos::deep_copy(d.x.view(), T(0.0f));
-        fill_ghosts(lv, d, d.x, false, false);
+        fill_ghosts(lv, d, d.x, false, false, true);
         detail::residual(space, lv.place, level_stencil<C>(lv, m_dim), d.x.view(), d.f.view(), d.r.view());
         fill_ghosts(lv, d, d.r, true, true);
       },
@@ -468,7 +473,7 @@ void Multigrid<M>::gather(Level& from, Level& to, bool from_residual) {
         using T = typename std::decay_t<decltype(d.x)>::value_type;
         using C = detail::compute_t<T>;
         if (from_residual) {
-          fill_ghosts(from, d, d.x, false, false);
+          fill_ghosts(from, d, d.x, false, false, true);
           detail::residual(execution_space(), from.place, level_stencil<C>(from, m_dim), d.x.view(),
                            d.f.view(), d.r.view());
         }
@@ -545,7 +550,7 @@ double Multigrid<M>::residual_norm(int l) {
         using T = typename std::decay_t<decltype(d.x)>::value_type;
         using C = detail::compute_t<T>;
         const execution_space space;
-        fill_ghosts(lv, d, d.x, false, false);
+        fill_ghosts(lv, d, d.x, false, false, true);
         detail::residual(space, lv.place, level_stencil<C>(lv, m_dim), d.x.view(), d.f.view(), d.r.view());
         sum = detail::sum_squares_owned(space, lv.place, d.r.view());
       },

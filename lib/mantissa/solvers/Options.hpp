@@ -33,6 +33,9 @@ struct Boundary {
 };
 
 enum class Cycle { v, f };
+// How a mixed-precision multigrid reaches the fp64 tolerance: the fp64 CG preconditioned by
+// the mixed multigrid (cg), or iterative refinement around an fp32 CG (refinement).
+enum class Outer { cg, refinement };
 enum class Smoother { jacobi, chebyshev, rbgs };
 
 struct MultigridOptions {
@@ -63,12 +66,21 @@ struct SolverOptions {
   double tolerance = 1e-10;  // relative residual ||b - A x|| / ||b|| in fp64
   int max_iterations = 200;  // preconditioner applications, all steps together
   MultigridOptions multigrid;
-  // Mixed precision (any level not fp64): iterative refinement with the fp64 residual outside
-  // and an fp32 CG with the multigrid inside, solved to this relative tolerance per step.
+  // Mixed precision (any level not fp64), Outer::cg (the default): CG in fp64 with the mixed
+  // multigrid as its preconditioner, so the Krylov space is never restarted and every matrix
+  // product is fp64 (an fp32 product of a smooth correction loses ~eps32 * condition, which
+  // caps an fp32 inner solve near 1e-4 per step at 128^3; measured: 3 refinement steps and
+  // 1.25x the fp64 iterations, docs/performance.md). Outer::refinement: iterative refinement
+  // with the fp64 residual outside and an fp32 CG with the multigrid inside, solved to
+  // inner_tolerance per step.
+  Outer outer = Outer::cg;
   double inner_tolerance = 1e-5;
-  // A refinement step that reduces the fp64 residual by less than this factor is a stall:
-  // the inner precision is raised one step (16-bit -> fp32 -> fp64), logged and counted.
+  // A stall raises the inner precision one step (16-bit -> fp32 -> fp64), logged and counted:
+  // refinement: a step that reduces the fp64 residual by less than stall_factor; cg: a window
+  // of stall_window iterations that reduces it by less than stall_factor, or a preconditioned
+  // residual that is not finite or not positive, (z, r) <= 0. CG restarts from the current x.
   double stall_factor = 0.5;
+  int stall_window = 5;
   bool fallback = true;
 };
 
@@ -91,12 +103,14 @@ struct SolveStats {
 };
 
 Cycle parse_cycle(std::string_view text, std::string_view where = {});
+Outer parse_outer(std::string_view text, std::string_view where = {});
 Smoother parse_smoother(std::string_view text, std::string_view where = {});
 BoundaryKind parse_boundary_kind(std::string_view text, std::string_view where = {});
 // "fp64", "fp32", "bf16", "fp16" (every level), "progressive_bf16" / "progressive_fp16"
 // (fp32 finest, 16-bit below), or a comma list "fp32,fp32,bf16" (finest first).
 std::vector<Precision> parse_level_precisions(std::string_view text, std::string_view where = {});
 std::string to_string(Cycle c);
+std::string to_string(Outer o);
 std::string to_string(Smoother s);
 std::string to_string(BoundaryKind k);
 std::string level_precisions_string(const std::vector<Precision>& p);

@@ -4,9 +4,15 @@
 // preconditioner in the storage precision of each level (Cabana's structured solvers take
 // the same shape: scalar, entity/location, mesh, memory space; ReferenceStructuredSolver.hpp).
 //
-//  - every level fp64: preconditioned CG in fp64 (flexible Polak-Ribiere beta, so a slightly
-//    nonlinear preconditioner is fine);
-//  - otherwise: iterative refinement. The residual is taken in fp64, scaled to max 1, solved
+//  - preconditioned CG in fp64 (flexible Polak-Ribiere beta, so a slightly nonlinear
+//    preconditioner is fine) around the multigrid in whatever storage its levels have: the
+//    default for every precision (SolverOptions::outer = cg). The residual is scaled to max 1
+//    on its way into the multigrid, so 16-bit levels see values near 1. A mixed run is
+//    watched: a window of stall_window iterations that cuts the residual by less than
+//    stall_factor, or a broken preconditioner ((z, r) not finite or not positive), raises the
+//    inner precision (16-bit levels to fp32, then all fp64), logs a warning, records it in
+//    SolveStats::fallbacks and restarts CG from the current x;
+//  - outer = refinement (mixed only): iterative refinement. The residual is taken in fp64, scaled to max 1, solved
 //    to inner_tolerance by CG in fp32 with the mixed-precision multigrid, and the correction
 //    added in fp64, until the fp64 residual meets the tolerance (the HPG-MxP rule: a mixed
 //    run counts only at the fp64 run's residual). A step that reduces the fp64 residual by
@@ -58,8 +64,10 @@ class PoissonSolver {
   template <class K>
   void fill(Work<K>& w, Field<K, MemorySpace>& f);
   template <class K>
-  int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
-          double history_scale, SolveStats& stats);
+  // stall_window > 0: return early when that many iterations reduce the residual by less than
+  // the stall factor (the reason in *stall), or when the preconditioner breaks down.
+  int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy, double history_scale,
+          SolveStats& stats, int stall_window, std::string* stall);
   detail::NormMax true_residual();
 
  private:

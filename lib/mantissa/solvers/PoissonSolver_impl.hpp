@@ -8,15 +8,13 @@
 namespace mantissa::solvers {
 
 template <class L, class M>
-PoissonSolver<L, M>::PoissonSolver(const Decomposition& decomp, const Boundary& bc,
-                                   const SolverOptions& options)
+PoissonSolver<L, M>::PoissonSolver(const Decomposition& decomp, const Boundary& bc, const SolverOptions& options)
     : m_decomp(&decomp), m_bc(bc), m_options(options) {
   if (!(options.tolerance > 0.0 && options.tolerance < 1.0))
     throw Error("poisson solver: tolerance " + std::to_string(options.tolerance) + " must be in (0, 1)");
   if (options.max_iterations < 1) throw Error("poisson solver: max_iterations must be at least 1");
   if (!(options.inner_tolerance > 0.0 && options.inner_tolerance < 1.0))
-    throw Error("poisson solver: inner_tolerance " + std::to_string(options.inner_tolerance) +
-                " must be in (0, 1)");
+    throw Error("poisson solver: inner_tolerance " + std::to_string(options.inner_tolerance) + " must be in (0, 1)");
   m_dim = decomp.grid().dim;
   m_mg = std::make_unique<Multigrid<M>>(decomp, bc, options.multigrid);
   for (int a = 0; a < 3; ++a) {
@@ -74,7 +72,7 @@ void PoissonSolver<L, M>::fill(Work<K>& w, Field<K, M>& f) {
 template <class L, class M>
 template <class K>
 int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
-                             double history_scale, SolveStats& stats) {
+                             double history_scale, SolveStats& stats, int stall_window, std::string* stall) {
   const execution_space space;
   const MPI_Comm comm = m_decomp->comm();
   const auto s = detail::make_stencil<K>(m_mg->level(0).coef, m_dim);
@@ -105,37 +103,77 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     return 0;
   }
   if (rn <= target) return 0;
+  // z = M^-1 r stays in the multigrid's level-0 solution; the dots and the new direction read
+  // it there (detail::precond_dots_from / update_p_from), z is never stored.
+  double zscale = 1.0;
   auto precondition = [&](double rmax, double& zr, double& zap, double& m) {
-    m_mg->apply(w.r, w.z, rmax > 0 ? 1.0 / rmax : 1.0);
-    auto d = detail::precond_dots(space, m_place, w.z.view(), w.r.view(), w.ap.view());
+    const double scale = rmax > 0 ? 1.0 / rmax : 1.0;
+    zscale = 1.0 / scale;
+    m_mg->load_rhs(w.r, scale);
+    m_mg->cycle(0, m_mg->options().cycle, true);
+    auto& l0 = m_mg->level(0);
+    detail::Sums<5> d = std::visit(
+        [&](auto& ld) {
+          return detail::precond_dots_from(space, m_place, l0.place, ld.x.view(), zscale, w.r.view(), w.ap.view());
+        },
+        l0.data);
     MPI_Allreduce(MPI_IN_PLACE, d.v, 5, MPI_DOUBLE, MPI_SUM, comm);
     m = singular ? d.v[2] / ncells : 0.0;
     zr = d.v[0] - m * d.v[3];
     zap = d.v[1] - m * d.v[4];
   };
+  auto direction = [&](double m, double beta) {
+    auto& l0 = m_mg->level(0);
+    std::visit(
+        [&](auto& ld) {
+          detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, w.p.view());
+        },
+        l0.data);
+  };
+  auto broken = [&](double zr) {
+    if (std::isfinite(zr) && zr > 0.0) return false;
+    if (stall) *stall = "the preconditioned residual is " + std::string(std::isfinite(zr) ? "not positive" : "not finite");
+    healthy = false;
+    return true;
+  };
+  std::vector<double> norms{rn};
   double zr = 0, zap = 0, m = 0;
   Kokkos::deep_copy(w.ap.view(), K(0));
   precondition(nm.max, zr, zap, m);
-  detail::update_p(space, m_place, m, 0.0, w.z.view(), w.p.view());
+  if (broken(zr)) return 0;
+  direction(m, 0.0);
   double rz = zr;
   for (int it = 1; it <= max_iterations; ++it) {
     fill(w, w.p);
     double pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
     MPI_Allreduce(MPI_IN_PLACE, &pap, 1, MPI_DOUBLE, MPI_SUM, comm);
     const double alpha = rz / pap;
-    nm = allreduce_nm(
-        detail::update_xr(space, m_place, alpha, w.x.view(), w.p.view(), w.r.view(), w.ap.view()));
+    nm = allreduce_nm(detail::update_xr(space, m_place, alpha, w.x.view(), w.p.view(), w.r.view(), w.ap.view()));
     rn = std::sqrt(nm.sum2);
     stats.history.push_back(rn * history_scale);
+    norms.push_back(rn);
     if (!std::isfinite(rn) || !std::isfinite(alpha)) {
       healthy = false;
+      if (stall) *stall = "the CG residual is not finite";
       return it;
     }
     if (rn <= target || it == max_iterations) return it;
+    if (stall_window > 0 && it >= stall_window &&
+        rn > m_options.stall_factor * norms[std::size_t(it - stall_window)]) {
+      if (stall) {
+        char buf[200];
+        std::snprintf(buf, sizeof(buf), "CG iterations %d-%d reduced the residual only from %.3e to %.3e",
+                      it - stall_window, it, norms[std::size_t(it - stall_window)] * history_scale,
+                      rn * history_scale);
+        *stall = buf;
+      }
+      return it;
+    }
     precondition(nm.max, zr, zap, m);
+    if (broken(zr)) return it;
     const double beta = -alpha * zap / rz;
     rz = zr;
-    detail::update_p(space, m_place, m, beta, w.z.view(), w.p.view());
+    direction(m, beta);
   }
   return max_iterations;
 }
@@ -177,16 +215,16 @@ bool PoissonSolver<L, M>::raise_precision(const std::string& reason, int iterati
   if (to == from) return false;
   set_precisions(p);
   stats.fallbacks.push_back({iteration, from, to, reason});
-  log::warn("poisson solver: {}; multigrid storage raised from {} to {} (fallback {} of this solve)", reason,
-            from, to, stats.fallbacks.size());
+  log::warn("poisson solver: {}; multigrid storage raised from {} to {} (fallback {} of this solve)", reason, from,
+            to, stats.fallbacks.size());
   return true;
 }
 
 template <class L, class M>
 SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M>& x) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (b.extent() != m_decomp->extent() || x.extent() != m_decomp->extent() ||
-      b.offset() != m_decomp->offset() || x.offset() != m_decomp->offset())
+  if (b.extent() != m_decomp->extent() || x.extent() != m_decomp->extent() || b.offset() != m_decomp->offset() ||
+      x.offset() != m_decomp->offset())
     throw Error("poisson solver: the fields '" + b.label() + "' and '" + x.label() +
                 "' do not live on the solver's decomposition; build the solver on the fields' decomposition");
   const execution_space space;
@@ -225,11 +263,19 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
   int stalls_in_a_row = 0;
   while (current > m_options.tolerance && used < m_options.max_iterations) {
     bool healthy = true;
-    if (all_fp64()) {
-      const int its = pcg(m_w64, target, m_options.max_iterations - used, false, healthy, 1.0 / bnorm, stats);
+    if (all_fp64() || m_options.outer == Outer::cg) {
+      // fp64 CG with the multigrid in its storage; a mixed one is watched for stalls
+      const bool watch = !all_fp64();
+      std::string stall;
+      const int its = pcg(m_w64, target, m_options.max_iterations - used, false, healthy, 1.0 / bnorm, stats,
+                          watch ? m_options.stall_window : 0, watch ? &stall : nullptr);
       used += its;
       const double before = current;
       current = rel();
+      if (watch && !stall.empty() && current > m_options.tolerance) {
+        if (raise_precision(stall, used, stats)) continue;
+        if (!healthy) break;
+      }
       if (!healthy || its == 0 || current > before * m_options.stall_factor) {
         if (++stalls_in_a_row >= 3 || its == 0 || !healthy) break;
       } else {
@@ -239,14 +285,15 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
     }
     // one refinement step: fp64 residual -> fp32 CG with the mixed multigrid -> fp64 update
     auto nm = true_residual();
-    if (m_mg->singular()) detail::shift_norms(space, m_place, m_w64.r.view(), nm.sum / ncells);
+    if (m_mg->singular())
+      detail::shift_norms(space, m_place, m_w64.r.view(), nm.sum / ncells);
     const double rmax = nm.max > 0 ? nm.max : 1.0;
     detail::convert(space, m_place, m_w64.r.view(), m_place, m_w32.b.view(), 1.0 / rmax);
     const double rnorm = std::sqrt(nm.sum2);
     const double inner = std::max(m_options.inner_tolerance, 0.5 * target / rnorm);
     const double inner_target = inner * rnorm / rmax;
-    const int its =
-        pcg(m_w32, inner_target, m_options.max_iterations - used, true, healthy, rmax / bnorm, stats);
+    const int its = pcg(m_w32, inner_target, m_options.max_iterations - used, true, healthy, rmax / bnorm, stats, 0,
+                        nullptr);
     used += its;
     ++stats.refinement_steps;
     if (healthy) detail::add_scaled(space, m_place, m_w64.x.view(), m_place, m_w32.x.view(), rmax);

@@ -29,11 +29,107 @@ struct NormMax {
   }
 };
 
+namespace host {
+
+// Kokkos reduction over chunks of rows (as for_rows); body(k, j, scratch, acc).
+template <class Exec, class R, class Make, class Body>
+void reduce_rows(const char* label, const Exec& space, const Box& b, const Make& make, const Body& body, R& result) {
+  result = R{};
+  const std::int64_t z0 = b.lo[2], y0 = b.lo[1], ny = b.hi[1] - b.lo[1], rows = (b.hi[2] - b.lo[2]) * ny;
+  if (rows <= 0 || b.hi[0] <= b.lo[0]) return;
+  const std::int64_t chunks = std::min<std::int64_t>(rows, 4 * std::max(1, int(space.concurrency())));
+  const std::int64_t per = (rows + chunks - 1) / chunks;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<Exec>(space, 0, chunks),
+      [=](const std::int64_t c, R& acc) {
+        auto scratch = make();
+        const std::int64_t end = std::min(rows, (c + 1) * per);
+        for (std::int64_t row = c * per; row < end; ++row) body(z0 + row / ny, y0 + row % ny, scratch, acc);
+      },
+      result);
+}
+
+// Lane-wise partial sums of a row (8 lanes: two AVX2 vectors of doubles), so the row's
+// reduction vectorises without reassociation flags; lanes are added once per row.
+constexpr int lanes = 8;
+
+// sum2, sum and max of v[0..n) into nm.
+template <class K>
+inline void norms_of_row(const K* KOKKOS_RESTRICT v, std::int64_t n, NormMax& nm) {
+  double s2[lanes] = {}, s1[lanes] = {}, mx[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int l = 0; l < lanes; ++l) {
+      const double t = double(v[i + l]);
+      s2[l] += t * t;
+      s1[l] += t;
+      const double a = t < 0 ? -t : t;
+      mx[l] = a > mx[l] ? a : mx[l];
+    }
+  for (; i < n; ++i) {
+    const double t = double(v[i]);
+    s2[0] += t * t;
+    s1[0] += t;
+    const double a = t < 0 ? -t : t;
+    mx[0] = a > mx[0] ? a : mx[0];
+  }
+  for (int l = 0; l < lanes; ++l) {
+    nm.sum2 += s2[l];
+    nm.sum += s1[l];
+    if (mx[l] > nm.max) nm.max = mx[l];
+  }
+}
+
+// sum of a[i] * b[i].
+template <class A, class B>
+inline double dot_of_row(const A* KOKKOS_RESTRICT a, const B* KOKKOS_RESTRICT b, std::int64_t n) {
+  double s[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int l = 0; l < lanes; ++l) s[l] += double(a[i + l]) * double(b[i + l]);
+  for (; i < n; ++i) s[0] += double(a[i]) * double(b[i]);
+  double t = 0.0;
+  for (int l = 0; l < lanes; ++l) t += s[l];
+  return t;
+}
+
+}  // namespace host
+
 // Ap = L p; returns (p, Ap).
 template <class Exec, class K, class M>
 double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, const View3<K, M>& p,
                  const View3<K, M>& ap) {
   double dot = 0.0;
+  if constexpr (host::is_host<Exec>()) {
+    const Box b = pl.owned();
+    const std::int64_t x0 = b.lo[0], n = b.hi[0] - b.lo[0];
+    const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
+    const K* const pp = p.data();
+    K* const app = ap.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::apply", space, b, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, double& acc) {
+          const std::int64_t o = host::at(p, k, j, x0);
+          const K* KOKKOS_RESTRICT c = pp + o;
+          const K* KOKKOS_RESTRICT ym = c - sy;
+          const K* KOKKOS_RESTRICT yp = c + sy;
+          K* KOKKOS_RESTRICT out = app + o;
+          const K cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+          if (s.is3d) {
+            const K* KOKKOS_RESTRICT zm = c - sz;
+            const K* KOKKOS_RESTRICT zp = c + sz;
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i)
+              out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+          } else {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
+          }
+          acc += host::dot_of_row(c, out, n);
+        },
+        dot);
+    return dot;
+  }
   reduce_cells(
       "mantissa::solvers::Krylov::apply", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
@@ -51,6 +147,39 @@ template <class Exec, class K, class M>
 NormMax residual_norms(const Exec& space, const Placement& pl, const Stencil<K>& s, const View3<K, M>& x,
                        const View3<K, M>& b, const View3<K, M>& r) {
   NormMax nm;
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t x0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    const std::int64_t sy = std::int64_t(x.extent(2)), sz = sy * std::int64_t(x.extent(1));
+    const K* const xp = x.data();
+    const K* const bp = b.data();
+    K* const rp = r.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::residual", space, bx, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
+          const std::int64_t o = host::at(x, k, j, x0);
+          const K* KOKKOS_RESTRICT c = xp + o;
+          const K* KOKKOS_RESTRICT ym = c - sy;
+          const K* KOKKOS_RESTRICT yp = c + sy;
+          const K* KOKKOS_RESTRICT br = bp + o;
+          K* KOKKOS_RESTRICT out = rp + o;
+          const K cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+          if (s.is3d) {
+            const K* KOKKOS_RESTRICT zm = c - sz;
+            const K* KOKKOS_RESTRICT zp = c + sz;
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i)
+              out[i] = br[i] - d * c[i] + (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+          } else {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i)
+              out[i] = br[i] - d * c[i] + (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
+          }
+          host::norms_of_row(out, n, acc);
+        },
+        nm);
+    return nm;
+  }
   reduce_cells(
       "mantissa::solvers::Krylov::residual", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, NormMax& acc) {
@@ -67,6 +196,21 @@ template <class Exec, class K, class M>
 NormMax shift_norms(const Exec& space, const Placement& pl, const View3<K, M>& v, double c) {
   NormMax nm;
   const K cc = K(c);
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t x0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    K* const vp = v.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::shift", space, bx, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
+          K* KOKKOS_RESTRICT q = vp + host::at(v, k, j, x0);
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) q[i] = q[i] - cc;
+          host::norms_of_row(q, n, acc);
+        },
+        nm);
+    return nm;
+  }
   reduce_cells(
       "mantissa::solvers::Krylov::shift", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, NormMax& acc) {
@@ -80,10 +224,35 @@ NormMax shift_norms(const Exec& space, const Placement& pl, const View3<K, M>& v
 
 // x += a p; r -= a Ap; returns the norms of the new r.
 template <class Exec, class K, class M>
-NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
-                  const View3<K, M>& p, const View3<K, M>& r, const View3<K, M>& ap) {
+NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x, const View3<K, M>& p,
+                  const View3<K, M>& r, const View3<K, M>& ap) {
   NormMax nm;
   const K a = K(alpha);
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t x0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    K* const xp = x.data();
+    const K* const pp = p.data();
+    K* const rp = r.data();
+    const K* const app = ap.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::update", space, bx, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
+          const std::int64_t o = host::at(x, k, j, x0);
+          K* KOKKOS_RESTRICT xr = xp + o;
+          const K* KOKKOS_RESTRICT pr = pp + o;
+          K* KOKKOS_RESTRICT rr = rp + o;
+          const K* KOKKOS_RESTRICT ar = app + o;
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) {
+            xr[i] += a * pr[i];
+            rr[i] = rr[i] - a * ar[i];
+          }
+          host::norms_of_row(rr, n, acc);
+        },
+        nm);
+    return nm;
+  }
   reduce_cells(
       "mantissa::solvers::Krylov::update", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, NormMax& acc) {
@@ -120,11 +289,26 @@ template <class Exec, class K, class M>
 void update_p(const Exec& space, const Placement& pl, double m, double beta, const View3<K, M>& z,
               const View3<K, M>& p) {
   const K mm = K(m), b = K(beta);
-  for_each_cell(
-      "mantissa::solvers::Krylov::direction", space, pl.owned(),
-      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-        p(k, j, i) = (z(k, j, i) - mm) + b * p(k, j, i);
-      });
+  if constexpr (host::is_host<Exec>()) {
+    const K* const zp = z.data();
+    K* const pp = p.data();
+    const Box bx = pl.owned();
+    const std::int64_t x0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    host::for_rows(
+        "mantissa::solvers::Krylov::direction", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1], [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int) {
+          const std::int64_t o = host::at(p, k, j, x0);
+          const K* KOKKOS_RESTRICT zr = zp + o;
+          K* KOKKOS_RESTRICT pr = pp + o;
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) pr[i] = (zr[i] - mm) + b * pr[i];
+        });
+    return;
+  }
+  for_each_cell("mantissa::solvers::Krylov::direction", space, pl.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  p(k, j, i) = (z(k, j, i) - mm) + b * p(k, j, i);
+                });
 }
 
 // x += scale * e (e in another precision).
@@ -132,13 +316,118 @@ template <class Exec, class K, class E, class M>
 void add_scaled(const Exec& space, const Placement& pl, const View3<K, M>& x, const Placement& pe,
                 const View3<E, M>& e, double scale) {
   const K sc = K(scale);
-  const std::int64_t dx = pe.ghost[0] - pl.ghost[0], dy = pe.ghost[1] - pl.ghost[1],
-                     dz = pe.ghost[2] - pl.ghost[2];
-  for_each_cell(
-      "mantissa::solvers::Krylov::correct", space, pl.owned(),
-      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-        x(k, j, i) += sc * K(e(k + dz, j + dy, i + dx));
-      });
+  const std::int64_t dx = pe.ghost[0] - pl.ghost[0], dy = pe.ghost[1] - pl.ghost[1], dz = pe.ghost[2] - pl.ghost[2];
+  for_each_cell("mantissa::solvers::Krylov::correct", space, pl.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  x(k, j, i) += sc * K(e(k + dz, j + dy, i + dx));
+                });
+}
+
+// The preconditioned residual read straight from the multigrid's level-0 solution x0 (type T,
+// placement px, any ghost width): z = zscale * x0, rounded as Multigrid::store_solution rounds
+// it (compute type pair_compute_t<T, K>, then K), so the Krylov loop needs no z field and
+// saves a write and two reads of it per iteration.
+template <class T, class K>
+struct ZFrom {
+  using C = pair_compute_t<T, K>;
+  C zs;
+  KOKKOS_INLINE_FUNCTION K operator()(const T v) const { return K(zs * C(v)); }
+};
+
+// (z, r), (z, Ap), sum z, sum r, sum Ap with z from x0.
+template <class Exec, class T, class K, class M>
+Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
+                          double zscale, const View3<K, M>& r, const View3<K, M>& ap) {
+  using C = pair_compute_t<T, K>;
+  const ZFrom<T, K> zf{C(zscale)};
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1], dz = px.ghost[2] - pl.ghost[2];
+  Sums<5> s;
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    const T* const xp = x0.data();
+    const K* const rp = r.data();
+    const K* const app = ap.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::dots", space, bx, [=] { return host::Rows<C, 2>(n); },
+        [=](std::int64_t k, std::int64_t j, host::Rows<C, 2>& rows, Sums<5>& acc) {
+          const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
+          const std::int64_t o = host::at(r, k, j, i0);
+          const K* KOKKOS_RESTRICT rr = rp + o;
+          const K* KOKKOS_RESTRICT ar = app + o;
+          double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
+                 s4[host::lanes] = {};
+          std::int64_t i = 0;
+          for (; i + host::lanes <= n; i += host::lanes)
+            for (int l = 0; l < host::lanes; ++l) {
+              const double zv = double(K(zf.zs * xr[i + l])), rv = double(rr[i + l]), av = double(ar[i + l]);
+              s0[l] += zv * rv;
+              s1[l] += zv * av;
+              s2[l] += zv;
+              s3[l] += rv;
+              s4[l] += av;
+            }
+          for (; i < n; ++i) {
+            const double zv = double(K(zf.zs * xr[i])), rv = double(rr[i]), av = double(ar[i]);
+            s0[0] += zv * rv;
+            s1[0] += zv * av;
+            s2[0] += zv;
+            s3[0] += rv;
+            s4[0] += av;
+          }
+          for (int l = 0; l < host::lanes; ++l) {
+            acc.v[0] += s0[l];
+            acc.v[1] += s1[l];
+            acc.v[2] += s2[l];
+            acc.v[3] += s3[l];
+            acc.v[4] += s4[l];
+          }
+        },
+        s);
+    return s;
+  }
+  reduce_cells(
+      "mantissa::solvers::Krylov::dots", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, Sums<5>& acc) {
+        const double zv = double(zf(x0(k + dz, j + dy, i + dx))), rv = double(r(k, j, i)), av = double(ap(k, j, i));
+        acc.v[0] += zv * rv;
+        acc.v[1] += zv * av;
+        acc.v[2] += zv;
+        acc.v[3] += rv;
+        acc.v[4] += av;
+      },
+      s);
+  return s;
+}
+
+// p = (z - m) + beta p with z from x0.
+template <class Exec, class T, class K, class M>
+void update_p_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0, double zscale,
+                   double m, double beta, const View3<K, M>& p) {
+  using C = pair_compute_t<T, K>;
+  const ZFrom<T, K> zf{C(zscale)};
+  const K mm = K(m), b = K(beta);
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1], dz = px.ghost[2] - pl.ghost[2];
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    const T* const xp = x0.data();
+    K* const pp = p.data();
+    host::for_rows(
+        "mantissa::solvers::Krylov::direction", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
+        [=] { return host::Rows<C, 1>(n); },
+        [=](std::int64_t k, std::int64_t j, host::Rows<C, 1>& rows) {
+          const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
+          K* KOKKOS_RESTRICT pr = pp + host::at(p, k, j, i0);
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) pr[i] = (K(zf.zs * xr[i]) - mm) + b * pr[i];
+        });
+    return;
+  }
+  for_each_cell("mantissa::solvers::Krylov::direction", space, pl.owned(),
+                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+                  p(k, j, i) = (zf(x0(k + dz, j + dy, i + dx)) - mm) + b * p(k, j, i);
+                });
 }
 
 }  // namespace mantissa::solvers::detail

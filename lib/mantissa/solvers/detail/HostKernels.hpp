@@ -1,0 +1,430 @@
+#pragma once
+// Host back-end bodies (Serial, OpenMP, Threads) of the multigrid kernels in PoissonKernels.hpp:
+// the same arithmetic per cell, in the same order (so every cell's value is bitwise the one
+// the point-wise form gives, at any rank count), organised for a CPU core:
+//
+// - whole x rows through raw pointers marked restrict / ivdep, so the compiler vectorises the
+//   row loop; the point-wise lambdas read the views through the closure, and a store through
+//   one view may alias the closure's pointers, so GCC reloaded them per cell and did not
+//   vectorise (measured: the fp32 residual ran at the fp64 one's cell rate, docs/performance.md);
+// - 16-bit storage decoded to the compute type once per row (bf16: a shift; fp16: F16C where
+//   the compiler targets it) and encoded once per row with the constructor's rounding rule;
+// - red-black Gauss-Seidel reads and writes only the cells of the colour it updates and the
+//   other colour's cells it needs (stride 2), so rows may run on any thread without a race.
+//
+// Work is split into a few chunks of rows per thread; each chunk owns its row scratch.
+// Host only: nothing here is compiled for or called from device code.
+#include <mantissa/core/LowPrecision.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#if defined(__F16C__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#include <immintrin.h>
+#define MANTISSA_SOLVERS_HOST_F16C 1
+#endif
+
+#if defined(__clang__)
+#define MANTISSA_SOLVERS_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__INTEL_COMPILER)
+#define MANTISSA_SOLVERS_IVDEP _Pragma("GCC ivdep")
+#else
+#define MANTISSA_SOLVERS_IVDEP
+#endif
+
+namespace mantissa::solvers::detail::host {
+
+template <class Exec>
+constexpr bool is_host() {
+  return std::is_same<typename Exec::memory_space, Kokkos::HostSpace>::value;
+}
+
+// ---- storage <-> compute conversion of runs ------------------------------------------------
+
+// out[m] = C(in[m * step]), m < n.
+template <class C, class S>
+inline void decode(const S* KOKKOS_RESTRICT in, C* KOKKOS_RESTRICT out, std::int64_t n, std::int64_t step = 1) {
+  if constexpr (std::is_same<S, bf16>::value) {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t m = 0; m < n; ++m) {
+      const std::uint32_t u = std::uint32_t(in[m * step].bits()) << 16;
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      out[m] = C(f);
+    }
+  } else if constexpr (std::is_same<S, fp16>::value) {
+    std::int64_t m = 0;
+#ifdef MANTISSA_SOLVERS_HOST_F16C
+    if constexpr (std::is_same<C, float>::value) {
+      if (step == 1)
+        for (; m + 8 <= n; m += 8)
+          _mm256_storeu_ps(out + m, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + m))));
+    }
+#endif
+    for (; m < n; ++m) out[m] = C(float(in[m * step]));
+  } else {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t m = 0; m < n; ++m) out[m] = C(in[m * step]);
+  }
+}
+
+// out[m * step] = S(in[m]), m < n, with the rounding of S's constructor from C.
+template <class S, class C>
+inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, std::int64_t n, std::int64_t step = 1) {
+  if constexpr (std::is_same<S, bf16>::value && std::is_same<C, float>::value) {
+    // float_to_bf16_bits, Overflow::propagate (bf16's rule): round to nearest even by
+    // add-and-truncate, NaN kept quiet. Branch-free, so it vectorises.
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t m = 0; m < n; ++m) {
+      std::uint32_t u;
+      std::memcpy(&u, &in[m], sizeof u);
+      const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+      const std::uint32_t nan = (u >> 16) | 0x0040u;
+      out[m * step] = S::from_bits(std::uint16_t((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded));
+    }
+  } else if constexpr (std::is_same<S, fp16>::value && std::is_same<C, float>::value) {
+    std::int64_t m = 0;
+#ifdef MANTISSA_SOLVERS_HOST_F16C
+    if (step == 1)
+      for (; m + 8 <= n; m += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + m),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(in + m), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; m < n; ++m) out[m * step] = S(in[m]);
+  } else {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t m = 0; m < n; ++m) out[m * step] = S(in[m]);
+  }
+}
+
+// A row of storage type S seen in compute type C: the storage itself when they agree, else a
+// decoded copy in the slot's scratch.
+template <class C, int Slots>
+struct Rows {
+  std::vector<C> buf[Slots];
+  explicit Rows(std::int64_t n) {
+    for (auto& b : buf) b.resize(std::size_t(std::max<std::int64_t>(n, 1)));
+  }
+  template <class S>
+  const C* get(int slot, const S* p, std::int64_t n, std::int64_t step = 1) {
+    if constexpr (std::is_same<S, C>::value) {
+      if (step == 1) return p;
+    }
+    decode<C>(p, buf[slot].data(), n, step);
+    return buf[slot].data();
+  }
+  C* scratch(int slot) { return buf[slot].data(); }
+};
+
+// Runs body(k, j, scratch) for rows (k, j), k in [z0, z1), j in [y0, y1), in a few chunks per
+// thread; make() builds a chunk's scratch.
+template <class Exec, class Make, class Body>
+void for_rows(const char* label, const Exec& space, std::int64_t z0, std::int64_t z1, std::int64_t y0, std::int64_t y1,
+              const Make& make, const Body& body) {
+  const std::int64_t ny = y1 - y0, rows = (z1 - z0) * ny;
+  if (rows <= 0) return;
+  const std::int64_t chunks = std::min<std::int64_t>(rows, 4 * std::max(1, int(space.concurrency())));
+  const std::int64_t per = (rows + chunks - 1) / chunks;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, chunks), [=](const std::int64_t c) {
+    auto scratch = make();
+    const std::int64_t end = std::min(rows, (c + 1) * per);
+    for (std::int64_t row = c * per; row < end; ++row) body(z0 + row / ny, y0 + row % ny, scratch);
+  });
+}
+
+// Position of (k, j, i) in a LayoutRight view.
+template <class V>
+inline std::int64_t at(const V& v, std::int64_t k, std::int64_t j, std::int64_t i) {
+  return (k * std::int64_t(v.extent(1)) + j) * std::int64_t(v.extent(2)) + i;
+}
+
+// ---- kernels -----------------------------------------------------------------------------
+
+// The x ghosts of row xr[0..n) on the physical faces (see Stencil::mlo): T(sign * C(x)), the
+// value mirror_face writes.
+template <class T, class S>
+inline void mirror_row(const S& s, T* xr, std::int64_t x0, std::int64_t n) {
+  using C = compute_t<T>;
+  if (s.mlo != C(0) && x0 + s.shift[0] == 0) xr[-1] = T(s.mlo * C(xr[0]));
+  if (s.mhi != C(0) && x0 + n - 1 + s.shift[0] == s.last[0]) xr[n] = T(s.mhi * C(xr[n - 1]));
+}
+
+// r = f - L x over the owned box (see detail::residual).
+template <class Exec, class T, class M, class S>
+void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x, const View3<T, M>& f,
+              const View3<T, M>& r) {
+  using C = compute_t<T>;
+  const std::int64_t x0 = b.lo[0], n = b.hi[0] - b.lo[0];
+  const std::int64_t sy = std::int64_t(x.extent(2)), sz = sy * std::int64_t(x.extent(1));
+  T* const xp = x.data();
+  const T* const fp = f.data();
+  T* const rp = r.data();
+  for_rows(
+      "mantissa::solvers::Multigrid::residual", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
+      [=] { return Rows<C, 8>(n + 2); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+        const std::int64_t o = at(x, k, j, x0);
+        mirror_row(s, xp + o, x0, n);
+        const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
+        const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
+        const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
+        const C* KOKKOS_RESTRICT fr = rows.get(3, fp + o, n);
+        C* KOKKOS_RESTRICT out = std::is_same<T, C>::value ? reinterpret_cast<C*>(rp + o) : rows.scratch(4);
+        const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+        if (s.is3d) {
+          const C* KOKKOS_RESTRICT zm = rows.get(5, xp + o - sz, n);
+          const C* KOKKOS_RESTRICT zp = rows.get(6, xp + o + sz, n);
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i)
+            out[i] = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+        } else {
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i)
+            out[i] = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + C(0));
+        }
+        if constexpr (!std::is_same<T, C>::value) encode<T>(out, rp + o, n);
+      });
+}
+
+// One colour of red-black Gauss-Seidel (see detail::rbgs). Only the colour's cells and the
+// other colour's neighbours are touched: the centre row at the colour's positions and the odd
+// ones between them, the four neighbour rows at the colour's positions.
+template <class Exec, class T, class M, class S>
+void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x, const View3<T, M>& f,
+          int colour) {
+  using C = compute_t<T>;
+  const std::int64_t x0 = b.lo[0], x1 = b.hi[0], n = x1 - x0;
+  const std::int64_t sy = std::int64_t(x.extent(2)), sz = sy * std::int64_t(x.extent(1));
+  T* const xp = x.data();
+  const T* const fp = f.data();
+  for_rows(
+      "mantissa::solvers::Multigrid::rbgs", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
+      [=] { return Rows<C, 8>(n / 2 + 2); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+        mirror_row(s, xp + at(x, k, j, x0), x0, n);
+        const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
+        const std::int64_t start = x0 + ((colour + 2 - par) % 2);
+        if (start >= x1) return;
+        const std::int64_t cnt = (x1 - start + 1) / 2;
+        // the row's diagonal away from the x faces, as Stencil::diag_at computes it
+        const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
+        C dr = s.diag;
+        dr -= C(0) + C(0);
+        dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
+        if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
+        const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+        const std::int64_t o = at(x, k, j, start);  // cell m sits at o + 2 m
+        const C* KOKKOS_RESTRICT xc = rows.get(0, xp + o, cnt, 2);
+        const C* KOKKOS_RESTRICT xo = rows.get(1, xp + o - 1, cnt + 1, 2);  // left of m: xo[m], right: xo[m + 1]
+        const C* KOKKOS_RESTRICT ym = rows.get(2, xp + o - sy, cnt, 2);
+        const C* KOKKOS_RESTRICT yp = rows.get(3, xp + o + sy, cnt, 2);
+        const C* KOKKOS_RESTRICT fr = rows.get(4, fp + o, cnt, 2);
+        const C* zm = ym;
+        const C* zp = yp;
+        if (s.is3d) {
+          zm = rows.get(5, xp + o - sz, cnt, 2);
+          zp = rows.get(6, xp + o + sz, cnt, 2);
+        }
+        C* KOKKOS_RESTRICT out = rows.scratch(7);
+        const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+        const bool is3d = s.is3d;
+        MANTISSA_SOLVERS_IVDEP
+        for (std::int64_t m = 0; m < cnt; ++m) {
+          const C z = is3d ? cz * (zm[m] + zp[m]) : C(0);
+          const C r = fr[m] - d * xc[m] + (cx * (xo[m] + xo[m + 1]) + cy * (ym[m] + yp[m]) + z);
+          out[m] = xc[m] + r * inv;
+        }
+        // cells on an x face: their own diagonal
+        for (std::int64_t m : {std::int64_t(0), cnt - 1}) {
+          const std::int64_t i = start + 2 * m, g0 = i + s.shift[0];
+          if (g0 != 0 && g0 != s.last[0]) continue;
+          const C z = is3d ? cz * (zm[m] + zp[m]) : C(0);
+          const C r = fr[m] - d * xc[m] + (cx * (xo[m] + xo[m + 1]) + cy * (ym[m] + yp[m]) + z);
+          out[m] = xc[m] + r * s.inv_diag_at(k, j, i);
+        }
+        encode<T>(out, xp + o, cnt, 2);
+      });
+}
+
+// Weighted Jacobi, x_out = x_in + w D^-1 (f - L x_in) (see detail::jacobi; x_in's ghosts filled).
+template <class Exec, class T, class M, class S, class C>
+void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>& x_in, const View3<T, M>& x_out,
+            const View3<T, M>& f) {
+  const std::int64_t x0 = b.lo[0], n = b.hi[0] - b.lo[0];
+  const std::int64_t sy = std::int64_t(x_in.extent(2)), sz = sy * std::int64_t(x_in.extent(1));
+  const T* const xp = x_in.data();
+  const T* const fp = f.data();
+  T* const op = x_out.data();
+  for_rows(
+      "mantissa::solvers::Multigrid::jacobi", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
+      [=] { return Rows<C, 8>(n + 2); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+        const std::int64_t o = at(x_in, k, j, x0);
+        const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
+        const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
+        const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
+        const C* KOKKOS_RESTRICT fr = rows.get(3, fp + o, n);
+        const C* KOKKOS_RESTRICT zm = s.is3d ? rows.get(5, xp + o - sz, n) : ym;
+        const C* KOKKOS_RESTRICT zp = s.is3d ? rows.get(6, xp + o + sz, n) : yp;
+        C* KOKKOS_RESTRICT out = rows.scratch(4);
+        const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
+        C dr = s.diag;
+        dr -= C(0) + C(0);
+        dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
+        if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
+        const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+        const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+        const bool is3d = s.is3d;
+        MANTISSA_SOLVERS_IVDEP
+        for (std::int64_t i = 0; i < n; ++i) {
+          const C z = is3d ? cz * (zm[i] + zp[i]) : C(0);
+          const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + z);
+          out[i] = xr[i] + w * r * inv;
+        }
+        for (std::int64_t i : {std::int64_t(0), n - 1}) {
+          const std::int64_t g0 = x0 + i + s.shift[0];
+          if (g0 != 0 && g0 != s.last[0]) continue;
+          const C z = is3d ? cz * (zm[i] + zp[i]) : C(0);
+          const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + z);
+          out[i] = xr[i] + w * r * s.inv_diag_at(k, j, x0 + i);
+        }
+        encode<T>(out, op + o, n);
+      });
+}
+
+// Full weighting (see detail::restrict_full_weighting), vectorised over the coarse row.
+template <class Exec, class TF, class TC, class M>
+void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int64_t base1, std::int64_t base2,
+                 bool is3d, double scale, const View3<TF, M>& rf, const View3<TC, M>& fc) {
+  using C = pair_compute_t<TF, TC>;
+  const C sc = C(scale);
+  const std::int64_t x0 = cb.lo[0], n = cb.hi[0] - cb.lo[0];
+  const TF* const rp = rf.data();
+  TC* const cp = fc.data();
+  for_rows(
+      "mantissa::solvers::Multigrid::restrict", space, cb.lo[2], cb.hi[2], cb.lo[1], cb.hi[1],
+      [=] { return Rows<C, 6>(2 * n + 4); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 6>& rows) {
+        const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
+        const std::int64_t fi = 2 * x0 + base0 - 1, fj = 2 * j + base1 - 1;
+        const std::int64_t fk = is3d ? 2 * k + base2 - 1 : k;
+        C* KOKKOS_RESTRICT acc = rows.scratch(4);
+        C* KOKKOS_RESTRICT row = rows.scratch(5);
+        for (std::int64_t m = 0; m < n; ++m) acc[m] = C(0);
+        const int planes = is3d ? 4 : 1;
+        for (int c = 0; c < planes; ++c)
+          for (int bb = 0; bb < 4; ++bb) {
+            // fine cells 2I-1 .. 2I+2 of coarse cell I = x0 + m sit at q + 2 m + a
+            const C* KOKKOS_RESTRICT q = rows.get(0, rp + at(rf, fk + c, fj + bb, fi), 2 * n + 2);
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t m = 0; m < n; ++m) {
+              C t = C(0);
+              t += w[0] * q[2 * m];
+              t += w[1] * q[2 * m + 1];
+              t += w[2] * q[2 * m + 2];
+              t += w[3] * q[2 * m + 3];
+              row[m] = t;
+            }
+            const C wcb = is3d ? w[c] * w[bb] : w[bb];
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t m = 0; m < n; ++m) acc[m] += wcb * row[m];
+          }
+        C* KOKKOS_RESTRICT out = rows.scratch(1);
+        MANTISSA_SOLVERS_IVDEP
+        for (std::int64_t m = 0; m < n; ++m) out[m] = sc * acc[m];
+        encode<TC>(out, cp + at(fc, k, j, x0), n);
+      });
+}
+
+// x_f += P x_c (see detail::prolong_add), vectorised over the fine row.
+template <class Exec, class TC, class TF, class M>
+void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const std::int64_t co[3], bool is3d,
+             const View3<TC, M>& xc, const View3<TF, M>& xf) {
+  using C = pair_compute_t<TC, TF>;
+  const std::int64_t x0 = fb.lo[0], n = fb.hi[0] - fb.lo[0];
+  const std::int64_t fo0 = fo[0], fo1 = fo[1], fo2 = fo[2], co0 = co[0], co1 = co[1], co2 = co[2];
+  const TC* const cp = xc.data();
+  TF* const fp = xf.data();
+  for_rows(
+      "mantissa::solvers::Multigrid::prolong", space, fb.lo[2], fb.hi[2], fb.lo[1], fb.hi[1],
+      [=] { return Rows<C, 8>(n + 4); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+        const C a = C(0.75), bw = C(0.25);
+        const std::int64_t gj = j + fo1, cj = (gj >> 1) + co1, dj = (gj & 1) ? 1 : -1;
+        const std::int64_t gk = k + fo2, ck = is3d ? (gk >> 1) + co2 : k, dk = (gk & 1) ? 1 : -1;
+        // coarse cells ci(i) = (gi >> 1) + co0 for the row's fine cells; a run from c_first - 1
+        const std::int64_t g_first = x0 + fo0, g_last = x0 + n - 1 + fo0;
+        const std::int64_t c_lo = (g_first >> 1) + co0 - 1, c_n = ((g_last >> 1) + co0 + 1) - c_lo + 1;
+        // t_r[i] = a X_r(ci) + b X_r(ci + di) for the 2 (2D) or 4 (3D) coarse rows
+        C* t[4] = {rows.scratch(4), rows.scratch(5), rows.scratch(6), rows.scratch(7)};
+        const std::int64_t crow[4][2] = {{ck, cj}, {ck, cj + dj}, {ck + dk, cj}, {ck + dk, cj + dj}};
+        const int nrows = is3d ? 4 : 2;
+        // fine cells 2c (left neighbour c - 1) and 2c + 1 (right neighbour c + 1) of coarse c
+        const std::int64_t off = co0 - c_lo;  // X[c + off] is coarse global cell c
+        const std::int64_t c_first = (g_first + 1) >> 1, c_end = (g_last + 1) >> 1;  // pairs
+        for (int r = 0; r < nrows; ++r) {
+          const C* KOKKOS_RESTRICT X = rows.get(r, cp + at(xc, crow[r][0], crow[r][1], c_lo), c_n);
+          C* KOKKOS_RESTRICT tr = t[r];
+          if (g_first & 1) {  // the row starts on an odd fine cell
+            const std::int64_t c = g_first >> 1;
+            tr[0] = a * X[c + off] + bw * X[c + off + 1];
+          }
+          const std::int64_t e0 = 2 * c_first - g_first;  // row index of the first pair
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t c = c_first; c < c_end; ++c) {
+            tr[e0 + 2 * (c - c_first)] = a * X[c + off] + bw * X[c + off - 1];
+            tr[e0 + 2 * (c - c_first) + 1] = a * X[c + off] + bw * X[c + off + 1];
+          }
+          if (!(g_last & 1)) {  // the row ends on an even fine cell
+            const std::int64_t c = g_last >> 1;
+            tr[g_last - g_first] = a * X[c + off] + bw * X[c + off - 1];
+          }
+        }
+        const std::int64_t o = at(xf, k, j, x0);
+        C* KOKKOS_RESTRICT out = rows.scratch(3);
+        const C* KOKKOS_RESTRICT old = rows.get(2, fp + o, n);
+        const C* KOKKOS_RESTRICT t0 = t[0];
+        const C* KOKKOS_RESTRICT t1 = t[1];
+        const C* KOKKOS_RESTRICT t2 = t[2];
+        const C* KOKKOS_RESTRICT t3 = t[3];
+        if (is3d) {
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) {
+            const C p0 = a * t0[i] + bw * t1[i];
+            const C p1 = a * t2[i] + bw * t3[i];
+            out[i] = old[i] + (a * p0 + bw * p1);
+          }
+        } else {
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) out[i] = old[i] + (a * t0[i] + bw * t1[i]);
+        }
+        encode<TF>(out, fp + o, n);
+      });
+}
+
+// dst = scale * src over the destination's owned box (see detail::convert).
+template <class Exec, class TS, class TD, class M>
+void convert(const Exec& space, const Box& db, std::int64_t dx, std::int64_t dy, std::int64_t dz, double scale,
+             const View3<TS, M>& src, const View3<TD, M>& dst) {
+  using C = pair_compute_t<TS, TD>;
+  const C sc = C(scale);
+  const std::int64_t x0 = db.lo[0], n = db.hi[0] - db.lo[0];
+  const TS* const sp = src.data();
+  TD* const dp = dst.data();
+  for_rows(
+      "mantissa::solvers::convert", space, db.lo[2], db.hi[2], db.lo[1], db.hi[1], [=] { return Rows<C, 2>(n); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 2>& rows) {
+        const C* KOKKOS_RESTRICT in = rows.get(0, sp + at(src, k + dz, j + dy, x0 + dx), n);
+        C* KOKKOS_RESTRICT out = rows.scratch(1);
+        MANTISSA_SOLVERS_IVDEP
+        for (std::int64_t i = 0; i < n; ++i) out[i] = sc * in[i];
+        encode<TD>(out, dp + at(dst, k, j, x0), n);
+      });
+}
+
+}  // namespace mantissa::solvers::detail::host
