@@ -47,17 +47,19 @@ void register_schema(Schema& s) {
            "k = 2 pi / domain length (needs periodic sides)",
            {"rest", "taylor_green"}, std::string("rest"));
   s.real("cfd.initial.amplitude", "taylor_green: the velocity amplitude U", 1.0, -rmax, rmax);
-  s.section("cfd.solver",
-            "The pressure Poisson solve (lib/mantissa/solvers): multigrid-preconditioned CG in fp64, the "
-            "multigrid's levels stored in the campaign's solver role (fp64, fp32, or 16-bit on coarse levels).");
+  s.section(
+      "cfd.solver",
+      "The pressure Poisson solve (lib/mantissa/solvers): multigrid-preconditioned CG in fp64, the "
+      "multigrid's levels stored in the campaign's solver role (fp64, fp32, or 16-bit on coarse levels).");
   s.real("cfd.solver.tolerance", "relative residual of every pressure solve", 1e-10, 1e-15, 0.1);
   s.integer("cfd.solver.max_iterations", "multigrid cycles per solve at most", 200, 1, 100000);
   s.choice("cfd.solver.cycle", "multigrid cycle", {"v", "f"}, std::string("v"));
   s.choice("cfd.solver.smoother", "multigrid smoother", {"rbgs", "jacobi", "chebyshev"}, std::string("rbgs"));
-  s.choice("cfd.solver.outer",
-           "how a solver role below fp64 reaches the fp64 tolerance: cg (fp64 CG around the mixed multigrid) or "
-           "refinement (iterative refinement around an fp32 CG; slower, kept for comparison)",
-           {"cg", "refinement"}, std::string("cg"));
+  s.choice(
+      "cfd.solver.outer",
+      "how a solver role below fp64 reaches the fp64 tolerance: cg (fp64 CG around the mixed multigrid) or "
+      "refinement (iterative refinement around an fp32 CG; slower, kept for comparison)",
+      {"cg", "refinement"}, std::string("cg"));
   s.real("cfd.solver.inner_tolerance", "outer: refinement: relative tolerance of each inner (fp32) solve",
          1e-5, 1e-12, 0.5);
   s.record_list("cfd.probes", "velocity probes: the x velocity u (the primary field) at each position");

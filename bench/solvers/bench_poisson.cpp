@@ -8,8 +8,8 @@
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-kernels] [--only "fp64;fp32"]
 #include <mantissa/solvers/PoissonSolver.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #if defined(MANTISSA_BENCH_HYPRE)
 #include <HYPRE_struct_ls.h>
@@ -33,7 +33,9 @@ constexpr double pi = 3.14159265358979323846;
 
 int g_rank = 0;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -52,7 +54,8 @@ double stream_triad_gbs() {
     MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     Kokkos::parallel_for(
-        "mantissa::bench::triad", Kokkos::RangePolicy<>(0, n), KOKKOS_LAMBDA(const std::size_t i) { a(i) = b(i) + 3.0 * c(i); });
+        "mantissa::bench::triad", Kokkos::RangePolicy<>(0, n),
+        KOKKOS_LAMBDA(const std::size_t i) { a(i) = b(i) + 3.0 * c(i); });
     Kokkos::fence();
     double t = seconds_since(t0);
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -91,21 +94,24 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
   const Kokkos::DefaultExecutionSpace space;
   // bytes: the ideal traffic (read x and f, write one array), as STREAM counts
   const double bytes = 3.0 * sizeof(T) * cells;
-  const double t_res = best_of([&] { mantissa::solvers::detail::residual(space, lv.place, s, d.x.view(), d.f.view(), d.r.view()); });
-  const double t_jac =
-      best_of([&] { mantissa::solvers::detail::jacobi(space, lv.place, s, C(0.8), d.x.view(), d.x2.view(), d.f.view(), false); });
+  const double t_res = best_of(
+      [&] { mantissa::solvers::detail::residual(space, lv.place, s, d.x.view(), d.f.view(), d.r.view()); });
+  const double t_jac = best_of([&] {
+    mantissa::solvers::detail::jacobi(space, lv.place, s, C(0.8), d.x.view(), d.x2.view(), d.f.view(), false);
+  });
   const double t_gs = best_of([&] {
     mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 0);
     mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 1);
   });
   if (g_rank == 0) {
-    std::printf("  %-5s residual      %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name, bytes / t_res / 1e9,
-                100.0 * bytes / t_res / 1e9 / triad);
-    std::printf("  %-5s jacobi sweep  %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name, bytes / t_jac / 1e9,
-                100.0 * bytes / t_jac / 1e9 / triad);
+    std::printf("  %-5s residual      %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name,
+                bytes / t_res / 1e9, 100.0 * bytes / t_res / 1e9 / triad);
+    std::printf("  %-5s jacobi sweep  %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name,
+                bytes / t_jac / 1e9, 100.0 * bytes / t_jac / 1e9 / triad);
     // each colour streams x and f and writes x (the other colour's cache lines come along)
     std::printf("  %-5s red-black GS  %7.2f GB/s  %5.1f%% of triad (per colour pass; both colours %.2f ms)\n",
-                precision_traits<T>::name, 2 * bytes / t_gs / 1e9, 100.0 * 2 * bytes / t_gs / 1e9 / triad, 1e3 * t_gs);
+                precision_traits<T>::name, 2 * bytes / t_gs / 1e9, 100.0 * 2 * bytes / t_gs / 1e9 / triad,
+                1e3 * t_gs);
   }
 }
 
@@ -133,7 +139,8 @@ struct Row {
 #if defined(MANTISSA_BENCH_HYPRE)
 // hypre Struct: the same scaled operator L = h^2 (-lap_h) with the Dirichlet mirror rows,
 // right-hand side h^2 b, on this rank's box of the same decomposition.
-Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg, int reps, double& true_res) {
+Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg, int reps,
+              double& true_res) {
   Row row;
   row.name = with_pcg ? "hypre PCG+PFMG" : "hypre PFMG";
   const auto o = decomp.offset(), e = decomp.extent();
@@ -194,7 +201,7 @@ Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg
     MPI_Barrier(MPI_COMM_WORLD);
     auto t0 = Clock::now();
     HYPRE_StructPFMGCreate(MPI_COMM_WORLD, &pfmg);
-    HYPRE_StructPFMGSetRAPType(pfmg, 0);   // Galerkin coarse operators
+    HYPRE_StructPFMGSetRAPType(pfmg, 0);    // Galerkin coarse operators
     HYPRE_StructPFMGSetRelaxType(pfmg, 2);  // symmetric red-black Gauss-Seidel
     HYPRE_StructPFMGSetNumPreRelax(pfmg, 1);
     HYPRE_StructPFMGSetNumPostRelax(pfmg, 1);
@@ -281,13 +288,17 @@ int main(int argc, char** argv) {
   std::int64_t n = 128;
   int reps = 3;
   bool hypre = true, kernels = true;
-  std::vector<std::string> variants{"fp64",  "fp32",   "progressive_bf16", "progressive_fp16",
-                                    "bf16",  "fp16",   "fp32/refinement",  "progressive_bf16/refinement"};
+  std::vector<std::string> variants{"fp64", "fp32", "progressive_bf16", "progressive_fp16",
+                                    "bf16", "fp16", "fp32/refinement",  "progressive_bf16/refinement"};
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--n") && a + 1 < argc) n = std::atoll(argv[++a]);
-    else if (!std::strcmp(argv[a], "--reps") && a + 1 < argc) reps = std::atoi(argv[++a]);
-    else if (!std::strcmp(argv[a], "--no-hypre")) hypre = false;
-    else if (!std::strcmp(argv[a], "--no-kernels")) kernels = false;
+    if (!std::strcmp(argv[a], "--n") && a + 1 < argc)
+      n = std::atoll(argv[++a]);
+    else if (!std::strcmp(argv[a], "--reps") && a + 1 < argc)
+      reps = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--no-hypre"))
+      hypre = false;
+    else if (!std::strcmp(argv[a], "--no-kernels"))
+      kernels = false;
     else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) {
       variants.clear();
       std::string list = argv[++a];
@@ -309,9 +320,11 @@ int main(int argc, char** argv) {
     g.spacing = {1.0 / double(n), 1.0 / double(n), 1.0 / double(n)};
     Decomposition decomp(MPI_COMM_WORLD, g);
     if (g_rank == 0)
-      std::printf("Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, relative residual 1e-10; %d ranks x %d threads, "
-                  "best and median of %d solves after a warm-up\n",
-                  (long long)n, size, Kokkos::DefaultExecutionSpace().concurrency(), reps);
+      std::printf(
+          "Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, relative residual 1e-10; %d ranks x %d "
+          "threads, "
+          "best and median of %d solves after a warm-up\n",
+          (long long)n, size, Kokkos::DefaultExecutionSpace().concurrency(), reps);
     const double triad = stream_triad_gbs();
     if (g_rank == 0) std::printf("STREAM triad (same run): %.2f GB/s\nkernels on the finest level:\n", triad);
     if (kernels) {
@@ -338,7 +351,8 @@ int main(int argc, char** argv) {
       Row row;
       row.name = std::string("mantissa ") + prec;
       auto t0 = Clock::now();
-      solvers.push_back(std::make_unique<PoissonSolver<>>(decomp, Boundary::all(BoundaryKind::dirichlet), opt));
+      solvers.push_back(
+          std::make_unique<PoissonSolver<>>(decomp, Boundary::all(BoundaryKind::dirichlet), opt));
       row.setup = seconds_since(t0);
       options.push_back(opt);
       rows.push_back(row);
@@ -358,8 +372,8 @@ int main(int argc, char** argv) {
         row.residual = st.relative_residual;
         row.fallbacks = int(st.fallbacks.size());
         if (g_rank == 0) {
-          std::printf("  rep %d %-36s %8.3f s  %3d it  residual %.2e%s\n", rep, row.name.c_str(), t, row.iterations,
-                      row.residual, rep == 0 ? " (warm-up)" : "");
+          std::printf("  rep %d %-36s %8.3f s  %3d it  residual %.2e%s\n", rep, row.name.c_str(), t,
+                      row.iterations, row.residual, rep == 0 ? " (warm-up)" : "");
           std::fflush(stdout);
         }
       }
@@ -375,8 +389,8 @@ int main(int argc, char** argv) {
         Row r = run_hypre(decomp, b, pcg, reps, tr);
         peers.push_back({r, tr});
         if (g_rank == 0) {
-          std::printf("  %-26s %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n", r.name.c_str(), r.seconds,
-                      r.iterations, tr, r.residual);
+          std::printf("  %-26s %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n", r.name.c_str(),
+                      r.seconds, r.iterations, tr, r.residual);
           std::fflush(stdout);
         }
       }
@@ -385,12 +399,14 @@ int main(int argc, char** argv) {
 #endif
     if (g_rank == 0) {
       const Row& ref = rows.front();
-      std::printf("\n| solver | best solve s | median s | setup s | iterations | penalty | refinement steps | fallbacks | final rel. residual | best / mantissa fp64 |\n");
+      std::printf(
+          "\n| solver | best solve s | median s | setup s | iterations | penalty | refinement steps | "
+          "fallbacks | final rel. residual | best / mantissa fp64 |\n");
       std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
       for (const auto& r : rows)
-        std::printf("| %s | %.3f | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f |\n", r.name.c_str(), r.seconds,
-                    r.median, r.setup, r.iterations, double(r.iterations) / double(ref.iterations), r.steps,
-                    r.fallbacks, r.residual, r.seconds / ref.seconds);
+        std::printf("| %s | %.3f | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f |\n", r.name.c_str(),
+                    r.seconds, r.median, r.setup, r.iterations, double(r.iterations) / double(ref.iterations),
+                    r.steps, r.fallbacks, r.residual, r.seconds / ref.seconds);
       for (const auto& [r, tr] : peers)
         std::printf("| %s | %.3f | %.3f | %.3f | %d | - | - | - | %.2e | %.3f |\n", r.name.c_str(), r.seconds,
                     r.median, r.setup, r.iterations, tr, r.seconds / ref.seconds);

@@ -4,7 +4,9 @@
 namespace mantissa::solvers {
 
 namespace {
-std::string prefix(std::string_view where) { return where.empty() ? std::string() : std::string(where) + ": "; }
+std::string prefix(std::string_view where) {
+  return where.empty() ? std::string() : std::string(where) + ": ";
+}
 }  // namespace
 
 Cycle parse_cycle(std::string_view text, std::string_view where) {
@@ -50,7 +52,8 @@ std::vector<Precision> parse_level_precisions(std::string_view text, std::string
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
     if (item.empty())
       throw Error(prefix(where) + "empty entry in the level precision list '" + std::string(text) +
                   "'; write e.g. fp32,bf16 or progressive_bf16");
@@ -61,21 +64,31 @@ std::vector<Precision> parse_level_precisions(std::string_view text, std::string
   return out;
 }
 
-std::string to_string(Cycle c) { return c == Cycle::v ? "v" : "f"; }
-std::string to_string(Outer o) { return o == Outer::cg ? "cg" : "refinement"; }
+std::string to_string(Cycle c) {
+  return c == Cycle::v ? "v" : "f";
+}
+std::string to_string(Outer o) {
+  return o == Outer::cg ? "cg" : "refinement";
+}
 std::string to_string(Smoother s) {
   switch (s) {
-    case Smoother::jacobi: return "jacobi";
-    case Smoother::chebyshev: return "chebyshev";
-    case Smoother::rbgs: return "rbgs";
+    case Smoother::jacobi:
+      return "jacobi";
+    case Smoother::chebyshev:
+      return "chebyshev";
+    case Smoother::rbgs:
+      return "rbgs";
   }
   return "unknown";
 }
 std::string to_string(BoundaryKind k) {
   switch (k) {
-    case BoundaryKind::dirichlet: return "dirichlet";
-    case BoundaryKind::neumann: return "neumann";
-    case BoundaryKind::periodic: return "periodic";
+    case BoundaryKind::dirichlet:
+      return "dirichlet";
+    case BoundaryKind::neumann:
+      return "neumann";
+    case BoundaryKind::periodic:
+      return "periodic";
   }
   return "unknown";
 }

@@ -12,7 +12,8 @@
 //    stall_factor, or a broken preconditioner ((z, r) not finite or not positive), raises the
 //    inner precision (16-bit levels to fp32, then all fp64), logs a warning, records it in
 //    SolveStats::fallbacks and restarts CG from the current x;
-//  - outer = refinement (mixed only): iterative refinement. The residual is taken in fp64, scaled to max 1, solved
+//  - outer = refinement (mixed only): iterative refinement. The residual is taken in fp64, scaled to max 1,
+//  solved
 //    to inner_tolerance by CG in fp32 with the mixed-precision multigrid, and the correction
 //    added in fp64, until the fp64 residual meets the tolerance (the HPG-MxP rule: a mixed
 //    run counts only at the fp64 run's residual). A step that reduces the fp64 residual by
@@ -66,8 +67,8 @@ class PoissonSolver {
   template <class K>
   // stall_window > 0: return early when that many iterations reduce the residual by less than
   // the stall factor (the reason in *stall), or when the preconditioner breaks down.
-  int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy, double history_scale,
-          SolveStats& stats, int stall_window, std::string* stall);
+  int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
+          double history_scale, SolveStats& stats, int stall_window, std::string* stall);
   detail::NormMax true_residual();
 
  private:

@@ -8,13 +8,15 @@
 namespace mantissa::solvers {
 
 template <class L, class M>
-PoissonSolver<L, M>::PoissonSolver(const Decomposition& decomp, const Boundary& bc, const SolverOptions& options)
+PoissonSolver<L, M>::PoissonSolver(const Decomposition& decomp, const Boundary& bc,
+                                   const SolverOptions& options)
     : m_decomp(&decomp), m_bc(bc), m_options(options) {
   if (!(options.tolerance > 0.0 && options.tolerance < 1.0))
     throw Error("poisson solver: tolerance " + std::to_string(options.tolerance) + " must be in (0, 1)");
   if (options.max_iterations < 1) throw Error("poisson solver: max_iterations must be at least 1");
   if (!(options.inner_tolerance > 0.0 && options.inner_tolerance < 1.0))
-    throw Error("poisson solver: inner_tolerance " + std::to_string(options.inner_tolerance) + " must be in (0, 1)");
+    throw Error("poisson solver: inner_tolerance " + std::to_string(options.inner_tolerance) +
+                " must be in (0, 1)");
   m_dim = decomp.grid().dim;
   m_mg = std::make_unique<Multigrid<M>>(decomp, bc, options.multigrid);
   for (int a = 0; a < 3; ++a) {
@@ -114,7 +116,8 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     auto& l0 = m_mg->level(0);
     detail::Sums<5> d = std::visit(
         [&](auto& ld) {
-          return detail::precond_dots_from(space, m_place, l0.place, ld.x.view(), zscale, w.r.view(), w.ap.view());
+          return detail::precond_dots_from(space, m_place, l0.place, ld.x.view(), zscale, w.r.view(),
+                                           w.ap.view());
         },
         l0.data);
     MPI_Allreduce(MPI_IN_PLACE, d.v, 5, MPI_DOUBLE, MPI_SUM, comm);
@@ -132,7 +135,9 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   };
   auto broken = [&](double zr) {
     if (std::isfinite(zr) && zr > 0.0) return false;
-    if (stall) *stall = "the preconditioned residual is " + std::string(std::isfinite(zr) ? "not positive" : "not finite");
+    if (stall)
+      *stall =
+          "the preconditioned residual is " + std::string(std::isfinite(zr) ? "not positive" : "not finite");
     healthy = false;
     return true;
   };
@@ -148,7 +153,8 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     double pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
     MPI_Allreduce(MPI_IN_PLACE, &pap, 1, MPI_DOUBLE, MPI_SUM, comm);
     const double alpha = rz / pap;
-    nm = allreduce_nm(detail::update_xr(space, m_place, alpha, w.x.view(), w.p.view(), w.r.view(), w.ap.view()));
+    nm = allreduce_nm(
+        detail::update_xr(space, m_place, alpha, w.x.view(), w.p.view(), w.r.view(), w.ap.view()));
     rn = std::sqrt(nm.sum2);
     stats.history.push_back(rn * history_scale);
     norms.push_back(rn);
@@ -215,16 +221,16 @@ bool PoissonSolver<L, M>::raise_precision(const std::string& reason, int iterati
   if (to == from) return false;
   set_precisions(p);
   stats.fallbacks.push_back({iteration, from, to, reason});
-  log::warn("poisson solver: {}; multigrid storage raised from {} to {} (fallback {} of this solve)", reason, from,
-            to, stats.fallbacks.size());
+  log::warn("poisson solver: {}; multigrid storage raised from {} to {} (fallback {} of this solve)", reason,
+            from, to, stats.fallbacks.size());
   return true;
 }
 
 template <class L, class M>
 SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M>& x) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (b.extent() != m_decomp->extent() || x.extent() != m_decomp->extent() || b.offset() != m_decomp->offset() ||
-      x.offset() != m_decomp->offset())
+  if (b.extent() != m_decomp->extent() || x.extent() != m_decomp->extent() ||
+      b.offset() != m_decomp->offset() || x.offset() != m_decomp->offset())
     throw Error("poisson solver: the fields '" + b.label() + "' and '" + x.label() +
                 "' do not live on the solver's decomposition; build the solver on the fields' decomposition");
   const execution_space space;
@@ -285,15 +291,14 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
     }
     // one refinement step: fp64 residual -> fp32 CG with the mixed multigrid -> fp64 update
     auto nm = true_residual();
-    if (m_mg->singular())
-      detail::shift_norms(space, m_place, m_w64.r.view(), nm.sum / ncells);
+    if (m_mg->singular()) detail::shift_norms(space, m_place, m_w64.r.view(), nm.sum / ncells);
     const double rmax = nm.max > 0 ? nm.max : 1.0;
     detail::convert(space, m_place, m_w64.r.view(), m_place, m_w32.b.view(), 1.0 / rmax);
     const double rnorm = std::sqrt(nm.sum2);
     const double inner = std::max(m_options.inner_tolerance, 0.5 * target / rnorm);
     const double inner_target = inner * rnorm / rmax;
-    const int its = pcg(m_w32, inner_target, m_options.max_iterations - used, true, healthy, rmax / bnorm, stats, 0,
-                        nullptr);
+    const int its = pcg(m_w32, inner_target, m_options.max_iterations - used, true, healthy, rmax / bnorm,
+                        stats, 0, nullptr);
     used += its;
     ++stats.refinement_steps;
     if (healthy) detail::add_scaled(space, m_place, m_w64.x.view(), m_place, m_w32.x.view(), rmax);

@@ -183,7 +183,8 @@ TEST(PoissonSolver, StallRaisesPrecision) {
   EXPECT_EQ(out.stats.fallbacks[0].from.substr(0, 4), "fp16");
   EXPECT_EQ(out.stats.fallbacks[0].to.substr(0, 4), "fp32");
   EXPECT_EQ(out.stats.fallbacks[1].to.substr(0, 4), "fp64");
-  EXPECT_NE(out.stats.fallbacks[0].reason.find("CG iterations"), std::string::npos) << out.stats.fallbacks[0].reason;
+  EXPECT_NE(out.stats.fallbacks[0].reason.find("CG iterations"), std::string::npos)
+      << out.stats.fallbacks[0].reason;
   EXPECT_EQ(out.stats.precisions.substr(0, 4), "fp64");
   EXPECT_TRUE(out.stats.converged);
   EXPECT_LE(out.stats.relative_residual, 1e-10);
@@ -207,7 +208,8 @@ TEST(PoissonSolver, RefinementStallRaisesPrecision) {
   EXPECT_EQ(out.stats.fallbacks[0].from.substr(0, 4), "fp16");
   EXPECT_EQ(out.stats.fallbacks[0].to.substr(0, 4), "fp32");
   EXPECT_EQ(out.stats.fallbacks[1].to.substr(0, 4), "fp64");
-  EXPECT_NE(out.stats.fallbacks[0].reason.find("refinement step"), std::string::npos) << out.stats.fallbacks[0].reason;
+  EXPECT_NE(out.stats.fallbacks[0].reason.find("refinement step"), std::string::npos)
+      << out.stats.fallbacks[0].reason;
   EXPECT_TRUE(out.stats.converged);
   EXPECT_LE(out.stats.relative_residual, 1e-10);
 }

@@ -48,7 +48,8 @@ constexpr bool is_host() {
 
 // out[m] = C(in[m * step]), m < n.
 template <class C, class S>
-inline void decode(const S* KOKKOS_RESTRICT in, C* KOKKOS_RESTRICT out, std::int64_t n, std::int64_t step = 1) {
+inline void decode(const S* KOKKOS_RESTRICT in, C* KOKKOS_RESTRICT out, std::int64_t n,
+                   std::int64_t step = 1) {
   if constexpr (std::is_same<S, bf16>::value) {
     MANTISSA_SOLVERS_IVDEP
     for (std::int64_t m = 0; m < n; ++m) {
@@ -63,7 +64,8 @@ inline void decode(const S* KOKKOS_RESTRICT in, C* KOKKOS_RESTRICT out, std::int
     if constexpr (std::is_same<C, float>::value) {
       if (step == 1)
         for (; m + 8 <= n; m += 8)
-          _mm256_storeu_ps(out + m, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + m))));
+          _mm256_storeu_ps(out + m,
+                           _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + m))));
     }
 #endif
     for (; m < n; ++m) out[m] = C(float(in[m * step]));
@@ -75,7 +77,8 @@ inline void decode(const S* KOKKOS_RESTRICT in, C* KOKKOS_RESTRICT out, std::int
 
 // out[m * step] = S(in[m]), m < n, with the rounding of S's constructor from C.
 template <class S, class C>
-inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, std::int64_t n, std::int64_t step = 1) {
+inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, std::int64_t n,
+                   std::int64_t step = 1) {
   if constexpr (std::is_same<S, bf16>::value && std::is_same<C, float>::value) {
     // float_to_bf16_bits, Overflow::propagate (bf16's rule): round to nearest even by
     // add-and-truncate, NaN kept quiet. Branch-free, so it vectorises.
@@ -92,8 +95,9 @@ inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, std::int
 #ifdef MANTISSA_SOLVERS_HOST_F16C
     if (step == 1)
       for (; m + 8 <= n; m += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + m),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(in + m), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm_storeu_si128(
+            reinterpret_cast<__m128i*>(out + m),
+            _mm256_cvtps_ph(_mm256_loadu_ps(in + m), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #endif
     for (; m < n; ++m) out[m * step] = S(in[m]);
   } else {
@@ -124,8 +128,8 @@ struct Rows {
 // Runs body(k, j, scratch) for rows (k, j), k in [z0, z1), j in [y0, y1), in a few chunks per
 // thread; make() builds a chunk's scratch.
 template <class Exec, class Make, class Body>
-void for_rows(const char* label, const Exec& space, std::int64_t z0, std::int64_t z1, std::int64_t y0, std::int64_t y1,
-              const Make& make, const Body& body) {
+void for_rows(const char* label, const Exec& space, std::int64_t z0, std::int64_t z1, std::int64_t y0,
+              std::int64_t y1, const Make& make, const Body& body) {
   const std::int64_t ny = y1 - y0, rows = (z1 - z0) * ny;
   if (rows <= 0) return;
   const std::int64_t chunks = std::min<std::int64_t>(rows, 4 * std::max(1, int(space.concurrency())));
@@ -181,7 +185,8 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
           const C* KOKKOS_RESTRICT zp = rows.get(6, xp + o + sz, n);
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i)
-            out[i] = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+            out[i] = fr[i] - d * xr[i] +
+                     (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
         } else {
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i)
@@ -195,8 +200,8 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
 // other colour's neighbours are touched: the centre row at the colour's positions and the odd
 // ones between them, the four neighbour rows at the colour's positions.
 template <class Exec, class T, class M, class S>
-void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x, const View3<T, M>& f,
-          int colour) {
+void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
+          const View3<T, M>& f, int colour) {
   using C = compute_t<T>;
   const std::int64_t x0 = b.lo[0], x1 = b.hi[0], n = x1 - x0;
   const std::int64_t sy = std::int64_t(x.extent(2)), sz = sy * std::int64_t(x.extent(1));
@@ -220,7 +225,8 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
         const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
         const std::int64_t o = at(x, k, j, start);  // cell m sits at o + 2 m
         const C* KOKKOS_RESTRICT xc = rows.get(0, xp + o, cnt, 2);
-        const C* KOKKOS_RESTRICT xo = rows.get(1, xp + o - 1, cnt + 1, 2);  // left of m: xo[m], right: xo[m + 1]
+        const C* KOKKOS_RESTRICT xo =
+            rows.get(1, xp + o - 1, cnt + 1, 2);  // left of m: xo[m], right: xo[m + 1]
         const C* KOKKOS_RESTRICT ym = rows.get(2, xp + o - sy, cnt, 2);
         const C* KOKKOS_RESTRICT yp = rows.get(3, xp + o + sy, cnt, 2);
         const C* KOKKOS_RESTRICT fr = rows.get(4, fp + o, cnt, 2);
@@ -253,8 +259,8 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
 
 // Weighted Jacobi, x_out = x_in + w D^-1 (f - L x_in) (see detail::jacobi; x_in's ghosts filled).
 template <class Exec, class T, class M, class S, class C>
-void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>& x_in, const View3<T, M>& x_out,
-            const View3<T, M>& f) {
+void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>& x_in,
+            const View3<T, M>& x_out, const View3<T, M>& f) {
   const std::int64_t x0 = b.lo[0], n = b.hi[0] - b.lo[0];
   const std::int64_t sy = std::int64_t(x_in.extent(2)), sz = sy * std::int64_t(x_in.extent(1));
   const T* const xp = x_in.data();
@@ -409,15 +415,16 @@ void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const s
 
 // dst = scale * src over the destination's owned box (see detail::convert).
 template <class Exec, class TS, class TD, class M>
-void convert(const Exec& space, const Box& db, std::int64_t dx, std::int64_t dy, std::int64_t dz, double scale,
-             const View3<TS, M>& src, const View3<TD, M>& dst) {
+void convert(const Exec& space, const Box& db, std::int64_t dx, std::int64_t dy, std::int64_t dz,
+             double scale, const View3<TS, M>& src, const View3<TD, M>& dst) {
   using C = pair_compute_t<TS, TD>;
   const C sc = C(scale);
   const std::int64_t x0 = db.lo[0], n = db.hi[0] - db.lo[0];
   const TS* const sp = src.data();
   TD* const dp = dst.data();
   for_rows(
-      "mantissa::solvers::convert", space, db.lo[2], db.hi[2], db.lo[1], db.hi[1], [=] { return Rows<C, 2>(n); },
+      "mantissa::solvers::convert", space, db.lo[2], db.hi[2], db.lo[1], db.hi[1],
+      [=] { return Rows<C, 2>(n); },
       [=](std::int64_t k, std::int64_t j, Rows<C, 2>& rows) {
         const C* KOKKOS_RESTRICT in = rows.get(0, sp + at(src, k + dz, j + dy, x0 + dx), n);
         C* KOKKOS_RESTRICT out = rows.scratch(1);

@@ -33,7 +33,8 @@ namespace host {
 
 // Kokkos reduction over chunks of rows (as for_rows); body(k, j, scratch, acc).
 template <class Exec, class R, class Make, class Body>
-void reduce_rows(const char* label, const Exec& space, const Box& b, const Make& make, const Body& body, R& result) {
+void reduce_rows(const char* label, const Exec& space, const Box& b, const Make& make, const Body& body,
+                 R& result) {
   result = R{};
   const std::int64_t z0 = b.lo[2], y0 = b.lo[1], ny = b.hi[1] - b.lo[1], rows = (b.hi[2] - b.lo[2]) * ny;
   if (rows <= 0 || b.hi[0] <= b.lo[0]) return;
@@ -123,7 +124,8 @@ double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, co
               out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
           } else {
             MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
+            for (std::int64_t i = 0; i < n; ++i)
+              out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
           }
           acc += host::dot_of_row(c, out, n);
         },
@@ -169,7 +171,8 @@ NormMax residual_norms(const Exec& space, const Placement& pl, const Stencil<K>&
             const K* KOKKOS_RESTRICT zp = c + sz;
             MANTISSA_SOLVERS_IVDEP
             for (std::int64_t i = 0; i < n; ++i)
-              out[i] = br[i] - d * c[i] + (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+              out[i] = br[i] - d * c[i] +
+                       (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
           } else {
             MANTISSA_SOLVERS_IVDEP
             for (std::int64_t i = 0; i < n; ++i)
@@ -224,8 +227,8 @@ NormMax shift_norms(const Exec& space, const Placement& pl, const View3<K, M>& v
 
 // x += a p; r -= a Ap; returns the norms of the new r.
 template <class Exec, class K, class M>
-NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x, const View3<K, M>& p,
-                  const View3<K, M>& r, const View3<K, M>& ap) {
+NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
+                  const View3<K, M>& p, const View3<K, M>& r, const View3<K, M>& ap) {
   NormMax nm;
   const K a = K(alpha);
   if constexpr (host::is_host<Exec>()) {
@@ -295,7 +298,8 @@ void update_p(const Exec& space, const Placement& pl, double m, double beta, con
     const Box bx = pl.owned();
     const std::int64_t x0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
     host::for_rows(
-        "mantissa::solvers::Krylov::direction", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1], [] { return 0; },
+        "mantissa::solvers::Krylov::direction", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
+        [] { return 0; },
         [=](std::int64_t k, std::int64_t j, int) {
           const std::int64_t o = host::at(p, k, j, x0);
           const K* KOKKOS_RESTRICT zr = zp + o;
@@ -305,10 +309,11 @@ void update_p(const Exec& space, const Placement& pl, double m, double beta, con
         });
     return;
   }
-  for_each_cell("mantissa::solvers::Krylov::direction", space, pl.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  p(k, j, i) = (z(k, j, i) - mm) + b * p(k, j, i);
-                });
+  for_each_cell(
+      "mantissa::solvers::Krylov::direction", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        p(k, j, i) = (z(k, j, i) - mm) + b * p(k, j, i);
+      });
 }
 
 // x += scale * e (e in another precision).
@@ -316,11 +321,13 @@ template <class Exec, class K, class E, class M>
 void add_scaled(const Exec& space, const Placement& pl, const View3<K, M>& x, const Placement& pe,
                 const View3<E, M>& e, double scale) {
   const K sc = K(scale);
-  const std::int64_t dx = pe.ghost[0] - pl.ghost[0], dy = pe.ghost[1] - pl.ghost[1], dz = pe.ghost[2] - pl.ghost[2];
-  for_each_cell("mantissa::solvers::Krylov::correct", space, pl.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  x(k, j, i) += sc * K(e(k + dz, j + dy, i + dx));
-                });
+  const std::int64_t dx = pe.ghost[0] - pl.ghost[0], dy = pe.ghost[1] - pl.ghost[1],
+                     dz = pe.ghost[2] - pl.ghost[2];
+  for_each_cell(
+      "mantissa::solvers::Krylov::correct", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        x(k, j, i) += sc * K(e(k + dz, j + dy, i + dx));
+      });
 }
 
 // The preconditioned residual read straight from the multigrid's level-0 solution x0 (type T,
@@ -340,7 +347,8 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
                           double zscale, const View3<K, M>& r, const View3<K, M>& ap) {
   using C = pair_compute_t<T, K>;
   const ZFrom<T, K> zf{C(zscale)};
-  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1], dz = px.ghost[2] - pl.ghost[2];
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
   Sums<5> s;
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
@@ -389,7 +397,8 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
   reduce_cells(
       "mantissa::solvers::Krylov::dots", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, Sums<5>& acc) {
-        const double zv = double(zf(x0(k + dz, j + dy, i + dx))), rv = double(r(k, j, i)), av = double(ap(k, j, i));
+        const double zv = double(zf(x0(k + dz, j + dy, i + dx))), rv = double(r(k, j, i)),
+                     av = double(ap(k, j, i));
         acc.v[0] += zv * rv;
         acc.v[1] += zv * av;
         acc.v[2] += zv;
@@ -402,12 +411,13 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
 
 // p = (z - m) + beta p with z from x0.
 template <class Exec, class T, class K, class M>
-void update_p_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0, double zscale,
-                   double m, double beta, const View3<K, M>& p) {
+void update_p_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
+                   double zscale, double m, double beta, const View3<K, M>& p) {
   using C = pair_compute_t<T, K>;
   const ZFrom<T, K> zf{C(zscale)};
   const K mm = K(m), b = K(beta);
-  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1], dz = px.ghost[2] - pl.ghost[2];
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
     const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
@@ -424,10 +434,11 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
         });
     return;
   }
-  for_each_cell("mantissa::solvers::Krylov::direction", space, pl.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  p(k, j, i) = (zf(x0(k + dz, j + dy, i + dx)) - mm) + b * p(k, j, i);
-                });
+  for_each_cell(
+      "mantissa::solvers::Krylov::direction", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        p(k, j, i) = (zf(x0(k + dz, j + dy, i + dx)) - mm) + b * p(k, j, i);
+      });
 }
 
 }  // namespace mantissa::solvers::detail

@@ -68,9 +68,9 @@ void for_each_cell(const char* label, const Exec& space, const Box& b, const F& 
   } else {
     using P = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>;
     using idx = typename P::index_type;
-    Kokkos::parallel_for(label,
-                         P(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}),
-                         f);
+    Kokkos::parallel_for(
+        label,
+        P(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}), f);
   }
 }
 
@@ -93,7 +93,8 @@ void reduce_cells(const char* label, const Exec& space, const Box& b, const F& f
     using P = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>;
     using idx = typename P::index_type;
     Kokkos::parallel_reduce(
-        label, P(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}), f,
+        label,
+        P(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}), f,
         result);
   }
 }
@@ -140,7 +141,8 @@ struct Stencil {
   }
   // 1 / diag_at: one division only on boundary cells (measured: a division per cell made the
   // Jacobi sweep half as fast as the residual kernel on the host).
-  KOKKOS_INLINE_FUNCTION C inv_diag_at(const std::int64_t k, const std::int64_t j, const std::int64_t i) const {
+  KOKKOS_INLINE_FUNCTION C inv_diag_at(const std::int64_t k, const std::int64_t j,
+                                       const std::int64_t i) const {
     const C d = diag_at(k, j, i);
     return d == diag ? inv_diag : C(1) / d;
   }
@@ -162,8 +164,8 @@ Stencil<C> make_stencil(const std::array<double, 3>& c, int dim) {
 
 // Sum of the neighbours of (k, j, i) in compute type.
 template <class C, class V>
-KOKKOS_INLINE_FUNCTION C neighbour_sum(const V& x, const Stencil<C>& s, const std::int64_t k, const std::int64_t j,
-                                       const std::int64_t i) {
+KOKKOS_INLINE_FUNCTION C neighbour_sum(const V& x, const Stencil<C>& s, const std::int64_t k,
+                                       const std::int64_t j, const std::int64_t i) {
   const C xm = C(x(k, j, i - 1)), xp = C(x(k, j, i + 1));
   const C ym = C(x(k, j - 1, i)), yp = C(x(k, j + 1, i));
   C z = C(0);
@@ -183,10 +185,11 @@ namespace mantissa::solvers::detail {
 // layers along `axis` and the full storage range (ghosts included) of the other axes, so
 // filling x, then y, then z gets edges and corners right.
 template <class Exec, class T, class M>
-void mirror_face(const Exec& space, const View3<T, M>& v, int axis, bool high, int width, std::int64_t first_owned,
-                 std::int64_t last_owned, int sign) {
+void mirror_face(const Exec& space, const View3<T, M>& v, int axis, bool high, int width,
+                 std::int64_t first_owned, std::int64_t last_owned, int sign) {
   Box b;
-  const std::int64_t ext[3] = {std::int64_t(v.extent(2)), std::int64_t(v.extent(1)), std::int64_t(v.extent(0))};
+  const std::int64_t ext[3] = {std::int64_t(v.extent(2)), std::int64_t(v.extent(1)),
+                               std::int64_t(v.extent(0))};
   for (int a = 0; a < 3; ++a) {
     b.lo[a] = 0;
     b.hi[a] = ext[a];
@@ -202,14 +205,15 @@ void mirror_face(const Exec& space, const View3<T, M>& v, int axis, bool high, i
   const std::int64_t pivot = high ? 2 * last_owned + 1 : 2 * first_owned - 1;
   using C = compute_t<T>;
   const C s = C(sign);
-  for_each_cell("mantissa::solvers::Multigrid::boundary", space, b,
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  std::int64_t kk = k, jj = j, ii = i;
-                  if (axis == 0) ii = pivot - i;
-                  if (axis == 1) jj = pivot - j;
-                  if (axis == 2) kk = pivot - k;
-                  v(k, j, i) = T(s * C(v(kk, jj, ii)));
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::boundary", space, b,
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        std::int64_t kk = k, jj = j, ii = i;
+        if (axis == 0) ii = pivot - i;
+        if (axis == 1) jj = pivot - j;
+        if (axis == 2) kk = pivot - k;
+        v(k, j, i) = T(s * C(v(kk, jj, ii)));
+      });
 }
 
 // Level-independent data a kernel needs about where the owned box sits.
@@ -233,22 +237,24 @@ void jacobi(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& 
             const View3<T, M>& x_in, const View3<T, M>& x_out, const View3<T, M>& f, bool zero_initial) {
   using C = compute_t<T>;
   if (zero_initial) {
-    for_each_cell("mantissa::solvers::Multigrid::jacobi_first", space, p.owned(),
-                  KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                    x_out(k, j, i) = T(w * C(f(k, j, i)) * s.inv_diag_at(k, j, i));
-                  });
+    for_each_cell(
+        "mantissa::solvers::Multigrid::jacobi_first", space, p.owned(),
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+          x_out(k, j, i) = T(w * C(f(k, j, i)) * s.inv_diag_at(k, j, i));
+        });
     return;
   }
   if constexpr (host::is_host<Exec>()) {
     host::jacobi(space, p.owned(), s, w, x_in, x_out, f);
     return;
   }
-  for_each_cell("mantissa::solvers::Multigrid::jacobi", space, p.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  const C xc = C(x_in(k, j, i));
-                  const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
-                  x_out(k, j, i) = T(xc + w * r * s.inv_diag_at(k, j, i));
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::jacobi", space, p.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const C xc = C(x_in(k, j, i));
+        const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
+        x_out(k, j, i) = T(xc + w * r * s.inv_diag_at(k, j, i));
+      });
 }
 
 // Chebyshev step (Saad, Iterative Methods, alg. 12.1, on D^-1 L):
@@ -259,22 +265,24 @@ void chebyshev_step(const Exec& space, const Placement& p, const Stencil<compute
                     const View3<T, M>& d, bool zero_initial) {
   using C = compute_t<T>;
   if (zero_initial) {
-    for_each_cell("mantissa::solvers::Multigrid::chebyshev_first", space, p.owned(),
-                  KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                    const C dn = b * C(f(k, j, i)) * s.inv_diag_at(k, j, i);
-                    d(k, j, i) = T(dn);
-                    x_out(k, j, i) = T(dn);
-                  });
+    for_each_cell(
+        "mantissa::solvers::Multigrid::chebyshev_first", space, p.owned(),
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+          const C dn = b * C(f(k, j, i)) * s.inv_diag_at(k, j, i);
+          d(k, j, i) = T(dn);
+          x_out(k, j, i) = T(dn);
+        });
     return;
   }
-  for_each_cell("mantissa::solvers::Multigrid::chebyshev", space, p.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  const C xc = C(x_in(k, j, i));
-                  const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
-                  const C dn = a * C(d(k, j, i)) + b * r * s.inv_diag_at(k, j, i);
-                  d(k, j, i) = T(dn);
-                  x_out(k, j, i) = T(xc + dn);
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::chebyshev", space, p.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const C xc = C(x_in(k, j, i));
+        const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x_in, s, k, j, i);
+        const C dn = a * C(d(k, j, i)) + b * r * s.inv_diag_at(k, j, i);
+        d(k, j, i) = T(dn);
+        x_out(k, j, i) = T(xc + dn);
+      });
 }
 
 // One colour of red-black Gauss-Seidel, colour by the parity of the global index sum so the
@@ -283,7 +291,8 @@ template <class Exec, class T, class M>
 void rbgs(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s, const View3<T, M>& x,
           const View3<T, M>& f, int colour) {
   using C = compute_t<T>;
-  const std::int64_t shift = (p.offset[0] - p.ghost[0]) + (p.offset[1] - p.ghost[1]) + (p.offset[2] - p.ghost[2]);
+  const std::int64_t shift =
+      (p.offset[0] - p.ghost[0]) + (p.offset[1] - p.ghost[1]) + (p.offset[2] - p.ghost[2]);
   if constexpr (host::is_host<Exec>()) {
     host::rbgs(space, p.owned(), shift, s, x, f, colour);
     return;
@@ -291,16 +300,17 @@ void rbgs(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s,
   Box rows = p.owned();
   const std::int64_t x0 = rows.lo[0], x1 = rows.hi[0];
   rows.hi[0] = rows.lo[0] + 1;  // one entry per row; the row loop strides by 2
-  for_each_cell("mantissa::solvers::Multigrid::rbgs", space, rows,
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t) {
-                  const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
-                  const std::int64_t start = x0 + ((colour + 2 - par) % 2);
-                  for (std::int64_t i = start; i < x1; i += 2) {
-                    const C xc = C(x(k, j, i));
-                    const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x, s, k, j, i);
-                    x(k, j, i) = T(xc + r * s.inv_diag_at(k, j, i));
-                  }
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::rbgs", space, rows,
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t) {
+        const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
+        const std::int64_t start = x0 + ((colour + 2 - par) % 2);
+        for (std::int64_t i = start; i < x1; i += 2) {
+          const C xc = C(x(k, j, i));
+          const C r = C(f(k, j, i)) - s.diag * xc + neighbour_sum(x, s, k, j, i);
+          x(k, j, i) = T(xc + r * s.inv_diag_at(k, j, i));
+        }
+      });
 }
 
 // r = f - L x.
@@ -312,10 +322,11 @@ void residual(const Exec& space, const Placement& p, const Stencil<compute_t<T>>
     host::residual(space, p.owned(), s, x, f, r);
     return;
   }
-  for_each_cell("mantissa::solvers::Multigrid::residual", space, p.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  r(k, j, i) = T(C(f(k, j, i)) - s.diag * C(x(k, j, i)) + neighbour_sum(x, s, k, j, i));
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::residual", space, p.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        r(k, j, i) = T(C(f(k, j, i)) - s.diag * C(x(k, j, i)) + neighbour_sum(x, s, k, j, i));
+      });
 }
 
 // f_c(I) = scale * sum over the 4^dim fine cells 2I-1 .. 2I+2 of (1 3 3 1)/8 per axis r_f.
@@ -334,28 +345,29 @@ void restrict_full_weighting(const Exec& space, const Placement& fine, const Pla
     host::restrict_fw(space, coarse.owned(), base0, base1, base2, is3d, scale, rf, fc);
     return;
   }
-  for_each_cell("mantissa::solvers::Multigrid::restrict", space, coarse.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
-                  const std::int64_t fi = 2 * i + base0 - 1, fj = 2 * j + base1 - 1;
-                  C acc = C(0);
-                  if (is3d) {
-                    const std::int64_t fk = 2 * k + base2 - 1;
-                    for (int c = 0; c < 4; ++c)
-                      for (int b = 0; b < 4; ++b) {
-                        C row = C(0);
-                        for (int a = 0; a < 4; ++a) row += w[a] * C(rf(fk + c, fj + b, fi + a));
-                        acc += w[c] * w[b] * row;
-                      }
-                  } else {
-                    for (int b = 0; b < 4; ++b) {
-                      C row = C(0);
-                      for (int a = 0; a < 4; ++a) row += w[a] * C(rf(k, fj + b, fi + a));
-                      acc += w[b] * row;
-                    }
-                  }
-                  fc(k, j, i) = TC(sc * acc);
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::restrict", space, coarse.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
+        const std::int64_t fi = 2 * i + base0 - 1, fj = 2 * j + base1 - 1;
+        C acc = C(0);
+        if (is3d) {
+          const std::int64_t fk = 2 * k + base2 - 1;
+          for (int c = 0; c < 4; ++c)
+            for (int b = 0; b < 4; ++b) {
+              C row = C(0);
+              for (int a = 0; a < 4; ++a) row += w[a] * C(rf(fk + c, fj + b, fi + a));
+              acc += w[c] * w[b] * row;
+            }
+        } else {
+          for (int b = 0; b < 4; ++b) {
+            C row = C(0);
+            for (int a = 0; a < 4; ++a) row += w[a] * C(rf(k, fj + b, fi + a));
+            acc += w[b] * row;
+          }
+        }
+        fc(k, j, i) = TC(sc * acc);
+      });
 }
 
 // x_f += P x_c (trilinear, cell-centred). Needs x_c's ghosts (one layer) filled.
@@ -374,27 +386,28 @@ void prolong_add(const Exec& space, const Placement& fine, const Placement& coar
     host::prolong(space, fine.owned(), fo, co, is3d, xc, xf);
     return;
   }
-  for_each_cell("mantissa::solvers::Multigrid::prolong", space, fine.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  const std::int64_t gi = i + fo0, gj = j + fo1;
-                  const std::int64_t ci = (gi >> 1) + co0, cj = (gj >> 1) + co1;
-                  const std::int64_t di = (gi & 1) ? 1 : -1, dj = (gj & 1) ? 1 : -1;
-                  const C a = C(0.75), b = C(0.25);
-                  C v;
-                  if (is3d) {
-                    const std::int64_t gk = k + fo2;
-                    const std::int64_t ck = (gk >> 1) + co2, dk = (gk & 1) ? 1 : -1;
-                    const C p0 = a * (a * C(xc(ck, cj, ci)) + b * C(xc(ck, cj, ci + di))) +
-                                 b * (a * C(xc(ck, cj + dj, ci)) + b * C(xc(ck, cj + dj, ci + di)));
-                    const C p1 = a * (a * C(xc(ck + dk, cj, ci)) + b * C(xc(ck + dk, cj, ci + di))) +
-                                 b * (a * C(xc(ck + dk, cj + dj, ci)) + b * C(xc(ck + dk, cj + dj, ci + di)));
-                    v = a * p0 + b * p1;
-                  } else {
-                    v = a * (a * C(xc(k, cj, ci)) + b * C(xc(k, cj, ci + di))) +
-                        b * (a * C(xc(k, cj + dj, ci)) + b * C(xc(k, cj + dj, ci + di)));
-                  }
-                  xf(k, j, i) = TF(C(xf(k, j, i)) + v);
-                });
+  for_each_cell(
+      "mantissa::solvers::Multigrid::prolong", space, fine.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const std::int64_t gi = i + fo0, gj = j + fo1;
+        const std::int64_t ci = (gi >> 1) + co0, cj = (gj >> 1) + co1;
+        const std::int64_t di = (gi & 1) ? 1 : -1, dj = (gj & 1) ? 1 : -1;
+        const C a = C(0.75), b = C(0.25);
+        C v;
+        if (is3d) {
+          const std::int64_t gk = k + fo2;
+          const std::int64_t ck = (gk >> 1) + co2, dk = (gk & 1) ? 1 : -1;
+          const C p0 = a * (a * C(xc(ck, cj, ci)) + b * C(xc(ck, cj, ci + di))) +
+                       b * (a * C(xc(ck, cj + dj, ci)) + b * C(xc(ck, cj + dj, ci + di)));
+          const C p1 = a * (a * C(xc(ck + dk, cj, ci)) + b * C(xc(ck + dk, cj, ci + di))) +
+                       b * (a * C(xc(ck + dk, cj + dj, ci)) + b * C(xc(ck + dk, cj + dj, ci + di)));
+          v = a * p0 + b * p1;
+        } else {
+          v = a * (a * C(xc(k, cj, ci)) + b * C(xc(k, cj, ci + di))) +
+              b * (a * C(xc(k, cj + dj, ci)) + b * C(xc(k, cj + dj, ci + di)));
+        }
+        xf(k, j, i) = TF(C(xf(k, j, i)) + v);
+      });
 }
 
 // dst(owned) = scale * src(owned), between fields of any two types and ghost widths.
@@ -403,15 +416,17 @@ void convert(const Exec& space, const Placement& ps, const View3<TS, M>& src, co
              const View3<TD, M>& dst, double scale) {
   using C = pair_compute_t<TS, TD>;
   const C sc = C(scale);
-  const std::int64_t dx = ps.ghost[0] - pd.ghost[0], dy = ps.ghost[1] - pd.ghost[1], dz = ps.ghost[2] - pd.ghost[2];
+  const std::int64_t dx = ps.ghost[0] - pd.ghost[0], dy = ps.ghost[1] - pd.ghost[1],
+                     dz = ps.ghost[2] - pd.ghost[2];
   if constexpr (host::is_host<Exec>()) {
     host::convert(space, pd.owned(), dx, dy, dz, scale, src, dst);
     return;
   }
-  for_each_cell("mantissa::solvers::convert", space, pd.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  dst(k, j, i) = TD(sc * C(src(k + dz, j + dy, i + dx)));
-                });
+  for_each_cell(
+      "mantissa::solvers::convert", space, pd.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        dst(k, j, i) = TD(sc * C(src(k + dz, j + dy, i + dx)));
+      });
 }
 
 template <class Exec, class T, class M>
@@ -445,10 +460,11 @@ template <class Exec, class T, class M>
 void add_constant(const Exec& space, const Placement& p, const View3<T, M>& v, double c) {
   using C = compute_t<T>;
   const C cc = C(c);
-  for_each_cell("mantissa::solvers::add_constant", space, p.owned(),
-                KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-                  v(k, j, i) = T(C(v(k, j, i)) + cc);
-                });
+  for_each_cell(
+      "mantissa::solvers::add_constant", space, p.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        v(k, j, i) = T(C(v(k, j, i)) + cc);
+      });
 }
 
 }  // namespace mantissa::solvers::detail
