@@ -75,10 +75,21 @@ void PhysicsPhase::time_stepping_of(PhaseContext& ctx, VariantResult& r, Physics
   stepper.reset = [&model] { model.initialize(); };
   stepper.advance = [&model](std::int64_t n) { model.step(n); };
   stepper.fence = [] { fence("mantissa::workflow::PhysicsPhase::timing"); };
+  // A stop (signal, wall-time limit) is honoured before the next warm-up or stretch: the phase
+  // then ends with the repeats done so far (the report gives their number; none: the in-run time)
+  // and the campaign stops at the next phase boundary, with the accuracy run kept.
+  stepper.stop = [&ctx] { return ctx.stop_requested(); };
   const TimingSummary sum = time_stepping(ctx.comm(), plan, stepper);
   r.timed_seconds_per_step = sum.samples;
   r.timed_steps_per_repeat = sum.steps_per_repeat;
   r.timed_warmup_steps = sum.warmup_steps;
+  if (sum.stopped) {
+    r.time.timing += sw.stop();
+    ctx.log("timing " + r.name + " stopped after " + std::to_string(sum.repeats()) + " of " +
+            std::to_string(plan.repeats) + " stretches (" + ctx.stop_reason() +
+            "); the speed column has those" + (sum.repeats() == 0 ? " (none: the in-run time)" : ""));
+    return;
+  }
   // The fixed part of a step, in the same job, right after: the physics' own (exchanges, fills)
   // and one launch + fence; the slowest rank's.
   double fixed = model.fixed_step_seconds(), gfixed = 0.0;

@@ -65,33 +65,38 @@ bool difference_within_noise(const TimingSummary& a, const TimingSummary& b) {
 TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper& stepper) {
   if (!stepper.advance) throw Error("time_stepping: no advance hook");
   if (plan.repeats < 1) throw Error("time_stepping: repeats must be at least 1");
+  bool stopped = false;
+  auto stop = [&] { return stopped = stopped || (stepper.stop && stepper.stop()); };
   auto start = [&] {
     if (stepper.reset) stepper.reset();
-    if (plan.warmup_steps > 0) {
+    if (plan.warmup_steps > 0 && !stop()) {
       stepper.advance(plan.warmup_steps);
       if (stepper.fence) stepper.fence();
     }
   };
   std::int64_t steps = plan.steps;
+  std::vector<double> samples;
   start();
-  if (steps <= 0) {
+  if (steps <= 0 && !stopped) {
     // Doubling from one step until a stretch lasts min_seconds (the slowest rank decides, so
     // every rank chooses the same length); these probe stretches are not samples.
     steps = 1;
-    while (steps < plan.max_steps) {
+    while (steps < plan.max_steps && !stop()) {
       const double t = timed_stretch(comm, plan, stepper, steps);
       if (t >= plan.min_seconds) break;
       steps = std::min(plan.max_steps, steps * 2);
     }
-    start();
+    if (!stopped) start();
   }
-  std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(plan.repeats));
-  for (int r = 0; r < plan.repeats; ++r) {
+  for (int r = 0; r < plan.repeats && !stopped; ++r) {
     if (r > 0 && stepper.reset) start();
+    if (stop()) break;
     samples.push_back(timed_stretch(comm, plan, stepper, steps) / double(steps));
   }
-  return summarize(std::move(samples), steps, plan.warmup_steps);
+  auto t = summarize(std::move(samples), std::max<std::int64_t>(steps, 0), plan.warmup_steps);
+  t.stopped = stopped;
+  return t;
 }
 
 }  // namespace mantissa::workflow

@@ -20,6 +20,7 @@ struct TimingSummary {
   std::int64_t steps_per_repeat = 0;  // steps in each timed stretch
   std::int64_t warmup_steps = 0;      // untimed steps before the first stretch
   double median = 0.0, min = 0.0, max = 0.0, q1 = 0.0, q3 = 0.0;
+  bool stopped = false;  // Stepper::stop said so before all repeats ran; samples has those that did
   int repeats() const { return static_cast<int>(samples.size()); }
   // (max - min) / median: 0.1 = the repeats span 10% of the median.
   double relative_spread() const { return median > 0.0 ? (max - min) / median : 0.0; }
@@ -48,17 +49,22 @@ struct TimingPlan {
 };
 
 // Hooks of the thing being timed. reset: back to a start state (untimed; may be empty);
-// advance(n): n steps; fence: wait until they are complete (device back-ends; may be empty).
+// advance(n): n steps; fence: wait until they are complete (device back-ends; may be empty);
+// stop: polled before every warm-up and every stretch, the points where stopping costs no
+// measurement half done (a stop signal, the wall-time limit); it must answer the same on every
+// rank (collective, as PhaseContext::stop_requested is); may be empty.
 struct Stepper {
   std::function<void()> reset;
   std::function<void(std::int64_t)> advance;
   std::function<void()> fence;
+  std::function<bool()> stop;
 };
 
 // Collective over comm. Runs reset, warm-up, then `repeats` stretches (each after a reset when
 // one is given, and its warm-up), and returns seconds per step. With plan.steps = 0 the stretch
 // length is chosen from the warm-up's speed (doubling until min_seconds is reached), the same on
-// every rank.
+// every rank. When stepper.stop says so it returns at once with the repeats done so far and
+// `stopped` set.
 TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper& stepper);
 
 }  // namespace mantissa::workflow

@@ -68,6 +68,34 @@ TEST(StepTimer, WarmsUpResetsAndTimesWholeStretches) {
   EXPECT_LE(t.median, t.max);
 }
 
+// A stop is honoured before the next warm-up or stretch, not after all the repeats: here it
+// arrives during the second stretch, so the third never starts and two samples come back.
+TEST(StepTimer, StopsAtTheNextStretchWhenAskedTo) {
+  int stretches = 0;
+  bool signalled = false;
+  Stepper s;
+  s.reset = [] {};
+  s.advance = [&](std::int64_t n) {
+    if (n == 50 && ++stretches == 2) signalled = true;  // the signal arrives inside stretch 2
+  };
+  s.stop = [&] { return signalled; };
+  TimingPlan plan;
+  plan.repeats = 5;
+  plan.warmup_steps = 2;
+  plan.steps = 50;
+  const auto t = time_stepping(MPI_COMM_WORLD, plan, s);
+  EXPECT_TRUE(t.stopped);
+  EXPECT_EQ(stretches, 2);
+  EXPECT_EQ(t.repeats(), 2);
+  // Without a stop, all five.
+  signalled = false;
+  stretches = 0;
+  s.stop = [] { return false; };
+  const auto all = time_stepping(MPI_COMM_WORLD, plan, s);
+  EXPECT_FALSE(all.stopped);
+  EXPECT_EQ(all.repeats(), 5);
+}
+
 TEST(StepTimer, ChoosesTheStretchFromMinSeconds) {
   std::int64_t total = 0;
   Stepper s;
