@@ -49,6 +49,17 @@ std::vector<PhaseSpec> precision_campaign_plan(const CampaignConfig& cfg, const 
   return out;
 }
 
+std::vector<PhaseSpec> timing_campaign_plan(const CampaignConfig& cfg, const PrecisionTable& table) {
+  if (cfg.timing.repeats < 1)
+    throw Error("deck key 'campaign.timing.repeats' is " + std::to_string(cfg.timing.repeats) +
+                ", but campaign.kind 'timing' measures only the timed stretches; give at least 1");
+  CampaignConfig physics_only = cfg;
+  physics_only.surrogate.enabled = false;
+  auto out = precision_campaign_plan(physics_only, table);
+  for (auto& p : out) p.kind = p.kind == "reference" ? "timing-reference" : "timing";
+  return out;
+}
+
 const CampaignKinds& CampaignKinds::builtin() {
   static const CampaignKinds k = [] {
     CampaignKinds c;
@@ -59,7 +70,11 @@ const CampaignKinds& CampaignKinds::builtin() {
     c.add_phase("rollout-heldout",
                 [](const PhaseSpec& s) { return std::make_unique<RolloutPhase>(s, RolloutWindow::heldout); });
     c.add_phase("hybrid", [](const PhaseSpec& s) { return std::make_unique<HybridPhase>(s); });
+    c.add_phase("timing-reference",
+                [](const PhaseSpec& s) { return std::make_unique<PhysicsPhase>(s, true, true); });
+    c.add_phase("timing", [](const PhaseSpec& s) { return std::make_unique<PhysicsPhase>(s, false, true); });
     c.add_campaign("precision", precision_campaign_plan);
+    c.add_campaign("timing", timing_campaign_plan);
     return c;
   }();
   return k;

@@ -14,9 +14,13 @@
 
 namespace mantissa::workflow {
 
+// timing_only (campaign kind "timing", CampaignKinds.hpp): the phase runs only the timed stretches
+// and the fixed-part measurement, for production sizes: no accuracy run, no recording, no
+// comparison with the reference, no census, no snapshot; its accuracy numbers are NaN (null in
+// report.json) and speed.steps counts the timed steps.
 class PhysicsPhase : public Phase {
  public:
-  PhysicsPhase(PhaseSpec spec, bool is_reference);
+  PhysicsPhase(PhaseSpec spec, bool is_reference, bool timing_only = false);
   bool run(PhaseContext& ctx, bool resumed) override;
   void after(PhaseContext& ctx) override;
 
@@ -26,7 +30,9 @@ class PhysicsPhase : public Phase {
   static void census(PhaseContext& ctx, VariantResult& r, const PhysicsModel& model, std::int64_t step);
   static void time_stepping_of(PhaseContext& ctx, VariantResult& r, PhysicsModel& model);
   static void measure_bound(PhaseContext& ctx, VariantResult& r);
+  bool run_timing_only(PhaseContext& ctx);
   bool m_reference;
+  bool m_timing_only;
 };
 
 }  // namespace mantissa::workflow

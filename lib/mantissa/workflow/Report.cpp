@@ -247,7 +247,8 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
   j.end_object();
 
   j.begin_object("campaign");
-  j.value("physics", cfg.physics).value("steps", cfg.steps).value("sample_every", cfg.sample_every);
+  j.value("physics", cfg.physics).value("kind", cfg.kind).value("steps", cfg.steps);
+  j.value("sample_every", cfg.sample_every);
   j.value("error_threshold", cfg.error_threshold)
       .value("reference", std::string(to_string(cfg.reference_precision)));
   const auto shape = c.global_shape();
@@ -299,6 +300,8 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
     else
       j.null("failure");
     j.begin_object("accuracy");
+    // false: a timing campaign (campaign.kind timing), nothing compared; the numbers are null.
+    j.value("measured", !r.steps.empty());
     j.value("final_rel_l2", r.final_rel_l2).value("max_rel_l2", r.max_rel_l2);
     j.value("final_max_error", r.final_max_error);
     for (const auto& metric : r.metrics) {
@@ -485,7 +488,9 @@ std::string subnormals_md(const Campaign& c) {
       os << "; " << f.name << " (" << f.storage << "): " << num(100.0 * mx, 3)
          << " % subnormal at most (step " << at << "), " << num(100.0 * last, 3) << " % at the end";
     }
-    if (!any)
+    if (r.census_steps.empty())
+      os << "; census not taken (no sample steps: a timing campaign)";
+    else if (!any)
       os << "; no subnormal value in any of its " << r.census.size() << " state fields at the "
          << r.census_steps.size() << " sample steps";
     os << "\n";
@@ -517,7 +522,8 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
   const auto& res = c.results();
   const auto& m = info.machine;
   std::ostringstream os;
-  os << "# mantissa precision campaign: " << cfg.physics << "\n\n";
+  os << "# mantissa " << (cfg.kind == "timing" ? "timing" : "precision") << " campaign: " << cfg.physics
+     << "\n\n";
   os << "Deck `" << cfg.deck_file << "` (hash `" << cfg.deck_hash << "`), " << cfg.steps
      << " steps, grid (z, y, x) = (" << c.global_shape()[0] << ", " << c.global_shape()[1] << ", "
      << c.global_shape()[2] << "), fields compared every " << cfg.sample_every << " steps. Error threshold "
@@ -529,11 +535,18 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
   os << c.report_section().md_intro(c);
   if (c.resumed())
     os << "This run was resumed from a checkpoint at campaign step " << c.resumed_at_step() << ".\n\n";
-  os << "## Accuracy and speed against the reference\n\n" << main_table(c) << "\n";
-  os << "rel. L2 and max error: primary field against the reference at the last sample; "
-     << c.report_section().md_legend()
-     << "energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
-        "time the relative L2 passed the threshold. Definitions: docs/user-guide.md.\n\n";
+  if (cfg.kind == "timing") {
+    os << "## Accuracy\n\nNot measured: this is a timing campaign (campaign.kind: timing). Each variant ran "
+          "only its timed stretches (campaign.timing), with nothing recorded and nothing compared with the "
+          "reference; run the same deck with campaign.kind: precision (at a size where that is affordable) "
+          "for the accuracy column.\n\n";
+  } else {
+    os << "## Accuracy and speed against the reference\n\n" << main_table(c) << "\n";
+    os << "rel. L2 and max error: primary field against the reference at the last sample; "
+       << c.report_section().md_legend()
+       << "energy drift: (E(t) - E(0)) / |E(0)| at the end; t(err > threshold): first sample "
+          "time the relative L2 passed the threshold. Definitions: docs/user-guide.md.\n\n";
+  }
   os << speed_md(c);
   os << subnormals_md(c);
   os << "## Speed details\n\n| variant | set-up [s] | steps [s] | inference [s] | analysis [s] | cell "

@@ -56,7 +56,9 @@ void register_schema(Schema& s, const Registry& registry) {
   std::vector<std::string> kinds = CampaignKinds::builtin().campaign_kinds();
   s.choice("campaign.kind",
            "which phases the campaign runs (precision: the reference, the variants, then the surrogate's "
-           "training, rollouts and hybrid)",
+           "training, rollouts and hybrid; timing: only the reference's and the variants' timed stretches "
+           "(campaign.timing), for the speed column at production sizes: no accuracy run, no comparison with "
+           "the reference, no surrogate; the report says accuracy was not measured)",
            kinds, std::string("precision"));
   s.choice("campaign.reference", "precision of the reference run (every precision role of the physics)",
            {"fp64", "fp32"}, std::string("fp64"));
@@ -209,7 +211,8 @@ CampaignConfig config_from_deck(const Deck& deck) {
     c.variants.push_back(v);
   }
   auto& s = c.surrogate;
-  s.enabled = deck.get_bool("campaign.surrogate.enabled");
+  // A timing campaign (CampaignKinds timing_campaign_plan) runs no surrogate.
+  s.enabled = deck.get_bool("campaign.surrogate.enabled") && c.kind != "timing";
   s.model = deck.get_string("campaign.surrogate.model");
   s.training = deck.get_string("campaign.surrogate.training");
   if (deck.has("campaign.surrogate.weights")) s.weights = deck.get_string("campaign.surrogate.weights");

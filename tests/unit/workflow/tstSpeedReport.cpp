@@ -10,6 +10,7 @@
 
 #include <mantissa/core/FloatEnv.hpp>
 #include <mantissa/workflow/Campaign.hpp>
+#include <mantissa/workflow/CampaignKinds.hpp>
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/RunDirectory.hpp>
 #include <mantissa/workflow/SubnormalCensus.hpp>
@@ -280,6 +281,70 @@ TEST(SpeedReport, TimingLeavesTheAccuracyNumbersBitForBit) {
     EXPECT_NE(b.json.find("\"bounds\": null"), std::string::npos);
     EXPECT_EQ(count(b.json, "\"method\": \"in-run\""), 4u);
     EXPECT_NE(b.md.find("Memory bound: not measured"), std::string::npos);
+  }
+}
+
+// campaign.kind timing (the speed column at production sizes; here a small grid): every physics
+// variant runs only its timed stretches; the report's speed section is complete (median, spread,
+// bound, fraction, fixed part) and its accuracy section says it was not measured. Timings are not
+// asserted, only the report's structure.
+TEST(SpeedReport, TimingCampaignHasTheSpeedSectionAndNoAccuracy) {
+  auto cfg = config();
+  cfg.kind = "timing";
+  // The deck parser turns the surrogate off for this kind (Schema.cpp); the plan ignores it anyway.
+  const auto plan = mw::timing_campaign_plan(cfg, mw::test::testwave_precisions());
+  ASSERT_EQ(plan.size(), 3u);
+  for (const auto& p : plan) EXPECT_TRUE(p.kind == "timing" || p.kind == "timing-reference") << p.name;
+  cfg.surrogate.enabled = false;
+  const auto r = run(cfg, scratch("timing-only"));
+  ASSERT_EQ(r.results.size(), 3u);
+  const auto& ref = by_name(r, "reference");
+  ASSERT_GT(ref.triad_gbs, 0.0);
+  for (const std::string name : {"reference", "fp32", "fp32-keep"}) {
+    SCOPED_TRACE(name);
+    const auto& v = by_name(r, name);
+    EXPECT_EQ(v.status, "ok");
+    ASSERT_EQ(v.timed_seconds_per_step.size(), 3u);
+    EXPECT_EQ(v.timed_steps_per_repeat, 38);
+    EXPECT_EQ(v.steps_done, 3 * 38);  // here the timed steps are the phase's steps
+    // Nothing recorded, compared or counted.
+    EXPECT_TRUE(v.steps.empty());
+    EXPECT_TRUE(v.rel_l2.empty());
+    EXPECT_TRUE(v.traces.empty());
+    EXPECT_TRUE(v.census_steps.empty());
+    EXPECT_TRUE(std::isnan(v.final_rel_l2));
+    EXPECT_TRUE(std::isnan(v.final_energy_drift));
+    EXPECT_FALSE(v.subnormals_in_force.empty());
+    const auto sp = mw::speed_summary(v, ref);
+    ASSERT_TRUE(sp.timed);
+    EXPECT_GT(sp.timing.min, 0.0);
+    ASSERT_GT(sp.bandwidth_gbs, 0.0);
+    EXPECT_DOUBLE_EQ(sp.bandwidth_fraction, sp.bandwidth_gbs / ref.triad_gbs);
+    EXPECT_GT(sp.fixed_step_seconds, 0.0);
+    EXPECT_TRUE(std::isfinite(sp.speedup));
+  }
+  if (rank_of_world() == 0) {
+    EXPECT_NE(r.json.find("\"kind\": \"timing\""), std::string::npos);
+    EXPECT_EQ(count(r.json, "\"measured\": false"), 3u);
+    EXPECT_EQ(count(r.json, "\"measured\": true"), 0u);
+    EXPECT_EQ(count(r.json, "\"final_rel_l2\": null"), 3u);
+    EXPECT_EQ(count(r.json, "\"median_s\""), 3u);
+    EXPECT_EQ(count(r.json, "\"method\": \"timed\""), 3u);
+    EXPECT_EQ(count(r.json, "\"fraction_of_triad\""), 3u);
+    EXPECT_NE(r.md.find("# mantissa timing campaign"), std::string::npos);
+    EXPECT_NE(r.md.find("## Accuracy\n\nNot measured"), std::string::npos) << r.md;
+    EXPECT_EQ(r.md.find("## Accuracy and speed against the reference"), std::string::npos);
+    EXPECT_NE(r.md.find("## Speed\n"), std::string::npos);
+    EXPECT_NE(r.md.find("3 x 38"), std::string::npos);
+    EXPECT_NE(r.md.find("census not taken"), std::string::npos);
+  }
+  // A timing campaign without timed stretches is refused, naming the key.
+  cfg.timing.repeats = 0;
+  try {
+    (void)mw::timing_campaign_plan(cfg, mw::test::testwave_precisions());
+    ADD_FAILURE() << "no error";
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("campaign.timing.repeats"), std::string::npos) << e.what();
   }
 }
 
