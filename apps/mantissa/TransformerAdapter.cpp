@@ -31,7 +31,9 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   }
 
   std::string describe() const override {
-    return m_s.describe() + "; one prediction advances K = " + std::to_string(stride()) + " steps";
+    // The first line names the model (K included), the next the GEMM paths (RolloutPhase keeps
+    // the first line per rollout; report.md shows the whole once).
+    return m_s.describe();
   }
   int stride() const override { return m_s.config().steps_per_prediction; }
 
@@ -117,6 +119,8 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     return m_gemm_peak;
   }
   std::string gemm_peak_describe() const override { return m_gemm_what; }
+
+  workflow::State static_inputs() const override { return {{"velocity", m_velocity}}; }
 
   void save(const std::string& path) const override { m_s.save(path + ".h5"); }
   void load(const std::string& path) override { m_s.load(path + ".h5"); }

@@ -1,6 +1,7 @@
 // mantissa: the one executable, a thin CLI over the libraries (ExaMPM examples/dam_break.cpp).
 //   mantissa run DECK [key=value ...] [--resume] [--overwrite]
 //   mantissa check DECK [key=value ...] [--resolved]
+//   mantissa predict DECK --weights FILE --state FILE --output FILE [--predictions N] [...]
 //   mantissa info [--verbose]
 //   mantissa deck-doc
 //   mantissa --help | SUB --help | --version | --kokkos-help
@@ -9,6 +10,7 @@
 // Kokkos; Kokkos is initialised only for the subcommands that use it (run, info).
 #include "Estimate.hpp"
 #include "Info.hpp"
+#include "Predict.hpp"
 #include "Run.hpp"
 #include "Schema.hpp"
 
@@ -186,7 +188,7 @@ int mantissa_main(int argc, char** argv) {
       std::string where;  // the subcommand being parsed, if any
       for (const CLI::App* sub : failed_app->get_subcommands()) where = " " + sub->get_name();
       return fmt::format("mantissa: error: {}\nRun `mantissa{} --help` for the usage{}.\n", e.what(), where,
-                         where.empty() ? " and the subcommands (run, check, info, deck-doc)" : "");
+                         where.empty() ? " and the subcommands (run, check, predict, info, deck-doc)" : "");
     });
 
     mantissa::app::RunOptions run_opts;
@@ -208,6 +210,27 @@ int mantissa_main(int argc, char** argv) {
     check->add_option("deck", check_deck, "YAML input deck")->required();
     check->add_option("overrides", check_overrides, "key.path=value overrides, e.g. mesh.n=[128,128]");
     check->add_flag("--resolved", check_resolved, "also print the whole deck with defaults filled in");
+
+    mantissa::app::PredictOptions predict_opts;
+    auto* predict = app.add_subcommand(
+        "predict", "Run a trained surrogate on a state (HDF5) and write its prediction with an XDMF sidecar");
+    predict->add_option("deck", predict_opts.deck_path, "the deck the surrogate was trained with")->required();
+    predict->add_option("overrides", predict_opts.overrides, "key.path=value overrides");
+    predict->add_option("--weights", predict_opts.weights,
+                        "the surrogate's weights file (a run's surrogate-trained.h5, or save_weights + .h5)")
+        ->required();
+    predict->add_option("--state", predict_opts.state,
+                        "HDF5 file with the state: /p and /p_old, or a campaign checkpoint (/fields/state.0, "
+                        "/fields/state.1), or the datasets named by --fields")
+        ->required();
+    predict->add_option("--output", predict_opts.output, "the prediction file (.h5); the sidecar gets .xmf")
+        ->required();
+    predict->add_option("--predictions", predict_opts.predictions,
+                        "predictions chained from the state, each K solver steps (default 1)");
+    predict->add_option("--precision", predict_opts.precision,
+                        "inference precision: fp64, fp32, bf16, fp16, fp8_e4m3, fp8_e5m2 (default fp32)");
+    predict->add_option("--fields", predict_opts.fields, "P,P_OLD: the two pressure levels' dataset paths");
+    predict->footer("docs/user-guide.md, \"Running a trained surrogate on your own state\".");
 
     bool info_verbose = false;
     auto* info = app.add_subcommand("info", "Print version, back-ends, MPI, HDF5 and precision support");
@@ -235,7 +258,7 @@ int mantissa_main(int argc, char** argv) {
       }
       // Kokkos only where it is used: help, version, check and deck-doc start no back-end
       // (and so print none of its start-up messages).
-      if (rc == 0 && (args.kokkos_help || (parsed && (*run || *info)))) {
+      if (rc == 0 && (args.kokkos_help || (parsed && (*run || *info || *predict)))) {
         mantissa::app::apply_default_openmp_binding();
         if (args.kokkos_help && rank == 0) args.kokkos.push_back(help_flag.data());
         int kargc = static_cast<int>(args.kokkos.size());
@@ -246,6 +269,10 @@ int mantissa_main(int argc, char** argv) {
         const mantissa::Deck deck =
             mantissa::Deck::from_file(run_opts.deck_path, mantissa::app::full_schema(), run_opts.overrides);
         rc = mantissa::app::run_command(deck, run_opts);
+      } else if (rc == 0 && parsed && *predict) {
+        const mantissa::Deck deck = mantissa::Deck::from_file(predict_opts.deck_path, mantissa::app::full_schema(),
+                                                              predict_opts.overrides);
+        rc = mantissa::app::predict_command(deck, predict_opts);
       } else if (rc == 0 && parsed && *check) {
         rc = check_command(check_deck, check_overrides, check_resolved);
       } else if (rc == 0 && parsed && *info) {

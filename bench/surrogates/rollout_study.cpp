@@ -6,6 +6,10 @@
 // and the value at the end. Used to measure the accuracy levers of issue 12 (docs/performance.md).
 //   usage: mpirun -np R rollout_study DECK [key=value ...] [--train-shot A] [--heldout-shot B]
 //          [--predictions N] [--precision fp32|bf16|fp8_e4m3] [--train-until STEP] [--rest-correction]
+//          [--pml-channel]
+// --train-shot takes a comma-separated list (several trajectories train the model). --pml-channel
+// adds a fourth input channel, the depth into the absorbing layers (0 in the interior, 1 at the
+// outer edge), so that a model without position encoding knows where waves must die out.
 // --rest-correction also rolls out with the model's prediction from a state at rest (zero
 // pressure, the same velocity) subtracted from every prediction, so that zero in gives zero out
 // (one lever of issue 12, at inference only: the weights are the same).
@@ -82,7 +86,70 @@ void add(Field<double>& a, const Field<double>& b) {
 
 struct Scores {
   std::vector<mw::RolloutErrors> rows;  // per prediction 1..N
+  // Diagnostics per prediction: ||prediction|| / ||reference||, the relative L2 error over the
+  // interior only (cells outside every absorbing layer), and ||reference|| / ||reference at n=0||.
+  std::vector<double> norm_ratio, interior, ref_decay;
 };
+
+// 1 in the cells of an absorbing layer (PML), 0 elsewhere: what the surrogate's state does not
+// describe (the CPML memory variables) and where the reference loses energy.
+bool in_pml(const mantissa::seismic::Config& c, const mantissa::Grid& g, const std::array<std::int64_t, 3>& i) {
+  for (int a = 0; a < g.dim; ++a) {
+    if (c.boundary[a][0] == mantissa::seismic::Boundary::pml && i[a] < c.pml_cells) return true;
+    if (c.boundary[a][1] == mantissa::seismic::Boundary::pml && i[a] >= g.n[a] - c.pml_cells) return true;
+  }
+  return false;
+}
+
+// The depth into the absorbing layers, 0 in the interior and 1 at the outer edge (the larger over
+// the axes): a static input channel that tells a position-free model where waves must die out.
+Field<double> pml_depth(const mantissa::seismic::Config& c, const mantissa::Decomposition& d, int ghost) {
+  Field<double> f("study::pml_depth", d, ghost);
+  auto h = Kokkos::create_mirror_view(f.view());
+  Kokkos::deep_copy(h, 0.0);
+  const auto& g = d.grid();
+  const auto e = d.extent(), o = d.offset();
+  const auto gh = f.ghosts();
+  for (std::int64_t z = 0; z < e[2]; ++z)
+    for (std::int64_t y = 0; y < e[1]; ++y)
+      for (std::int64_t x = 0; x < e[0]; ++x) {
+        const std::array<std::int64_t, 3> i{x + o[0], y + o[1], z + o[2]};
+        double v = 0.0;
+        for (int a = 0; a < g.dim; ++a) {
+          const double L = double(c.pml_cells);
+          if (c.boundary[a][0] == mantissa::seismic::Boundary::pml && i[a] < c.pml_cells)
+            v = std::max(v, (L - double(i[a]) - 0.5) / L);
+          if (c.boundary[a][1] == mantissa::seismic::Boundary::pml && i[a] >= g.n[a] - c.pml_cells)
+            v = std::max(v, (double(i[a]) + 0.5 - double(g.n[a] - c.pml_cells)) / L);
+        }
+        h(z + gh[2], y + gh[1], x + gh[0]) = v;
+      }
+  Kokkos::deep_copy(f.view(), h);
+  return f;
+}
+
+struct Norms {
+  double pred2 = 0.0, ref2 = 0.0, err_int2 = 0.0, ref_int2 = 0.0;
+};
+static_assert(sizeof(Norms) == 4 * sizeof(double), "Norms is all-reduced as 4 doubles");
+Norms norms(MPI_Comm comm, const mw::HostField& t, const mw::HostField& r, const mantissa::seismic::Config& c,
+            const mantissa::Grid& g) {
+  Norms n;
+  for (std::int64_t z = 0; z < t.extent[2]; ++z)
+    for (std::int64_t y = 0; y < t.extent[1]; ++y)
+      for (std::int64_t x = 0; x < t.extent[0]; ++x) {
+        const double a = t.view(z + t.ghost[2], y + t.ghost[1], x + t.ghost[0]);
+        const double b = r.view(z + r.ghost[2], y + r.ghost[1], x + r.ghost[0]);
+        n.pred2 += a * a;
+        n.ref2 += b * b;
+        if (!in_pml(c, g, {x + t.offset[0], y + t.offset[1], z + t.offset[2]})) {
+          n.err_int2 += (a - b) * (a - b);
+          n.ref_int2 += b * b;
+        }
+      }
+  MPI_Allreduce(MPI_IN_PLACE, &n, 4, MPI_DOUBLE, MPI_SUM, comm);
+  return n;
+}
 
 void subtract(Field<double>& a, const Field<double>& b) {
   auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.view());
@@ -91,7 +158,17 @@ void subtract(Field<double>& a, const Field<double>& b) {
   Kokkos::deep_copy(a.view(), ha);
 }
 
-Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel,
+// The static input channels after (p^n, p^{n-1}): the velocity, and the PML depth when asked.
+std::vector<const Field<double>*> statics;
+const mantissa::seismic::Config* study_config = nullptr;
+
+std::vector<const Field<double>*> inputs(const Field<double>& p, const Field<double>& p_old) {
+  std::vector<const Field<double>*> v{&p, &p_old};
+  v.insert(v.end(), statics.begin(), statics.end());
+  return v;
+}
+
+Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& /*vel*/,
                const mantissa::Decomposition& d, int K, int N, mantissa::Precision p, int rank,
                const char* name, bool rest = false) {
   Field<double> cur = copy(ref.p[0], d, "study::cur"), old = copy(ref.p_old[0], d, "study::old");
@@ -100,7 +177,7 @@ Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel
   Field<double> z("study::zero", d, cur.ghost(0)), dp0("study::dp0", d, cur.ghost(0)),
       dpo0("study::dpo0", d, cur.ghost(0));
   if (rest) {
-    s.predict({&z, &z, &vel}, {&dp0, &dpo0}, p);
+    s.predict(inputs(z, z), {&dp0, &dpo0}, p);
     // ||f(0)|| / ||p^n||: field_error's ref_l2 is the norm of its second argument.
     const auto zh = mw::to_host(z, "study::z");
     const double n0 = mw::field_error(d.comm(), zh, mw::to_host(dp0, "study::r")).ref_l2;
@@ -110,9 +187,10 @@ Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel
                   np > 0.0 ? n0 / np : std::nan(""));
   }
   Scores sc;
+  const double ref0 = norms(d.comm(), h0, h0, *study_config, d.grid()).ref2;
   for (int n = 1; n <= N; ++n) {
     Field<double> dp("study::dp", d, cur.ghost(0)), dpo("study::dpo", d, cur.ghost(0));
-    s.predict({&cur, &old, &vel}, {&dp, &dpo}, p);
+    s.predict(inputs(cur, old), {&dp, &dpo}, p);
     if (rest) {
       subtract(dp, dp0);
       subtract(dpo, dpo0);
@@ -120,17 +198,24 @@ Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& vel
     add(cur, dp);
     add(old, dpo);
     const auto r = mw::to_host(ref.p[n], "study::ref");
-    sc.rows.push_back(mw::rollout_errors(d.comm(), mw::to_host(cur, "study::test"), r, h0, h0old, n * K));
+    const auto ht = mw::to_host(cur, "study::test");
+    sc.rows.push_back(mw::rollout_errors(d.comm(), ht, r, h0, h0old, n * K));
+    const Norms nn = norms(d.comm(), ht, r, *study_config, d.grid());
+    sc.norm_ratio.push_back(nn.ref2 > 0.0 ? std::sqrt(nn.pred2 / nn.ref2) : std::nan(""));
+    sc.interior.push_back(nn.ref_int2 > 0.0 ? std::sqrt(nn.err_int2 / nn.ref_int2) : std::nan(""));
+    sc.ref_decay.push_back(ref0 > 0.0 ? std::sqrt(nn.ref2 / ref0) : std::nan(""));
   }
   if (rank == 0) {
     std::printf("\n%s rollout (%s%s), rel. L2 of the pressure vs the fp64 reference\n", name,
                 std::string(mantissa::to_string(p)).c_str(),
                 rest ? ", rest-state prediction subtracted" : "");
-    std::printf("%4s %10s %10s %10s %10s\n", "n", "surrogate", "zero", "persist.", "linear");
+    std::printf("%4s %10s %10s %10s %10s %12s %10s %12s\n", "n", "surrogate", "zero", "persist.", "linear",
+                "|pred|/|ref|", "interior", "|ref|/|ref0|");
     for (int n = 1; n <= N; ++n)
       if (n <= 5 || n % 5 == 0 || n == N) {
         const auto& e = sc.rows[n - 1];
-        std::printf("%4d %10.4f %10.4f %10.4f %10.4f\n", n, e.model, e.zero, e.persistence, e.linear);
+        std::printf("%4d %10.4f %10.4f %10.4f %10.4f %12.4f %10.4f %12.4f\n", n, e.model, e.zero, e.persistence,
+                    e.linear, sc.norm_ratio[n - 1], sc.interior[n - 1], sc.ref_decay[n - 1]);
       }
     auto mean = [&](int a, int b, double mw::RolloutErrors::*m) {
       double s2 = 0.0;
@@ -158,8 +243,9 @@ int main(int argc, char** argv) {
     try {
       if (argc < 2) throw mantissa::Error("usage: rollout_study DECK [key=value ...] [--option value ...]");
       std::vector<std::string> overrides;
-      int train_shot = 0, heldout_shot = 1, N = 30, train_until = -1;
-      bool rest = false;
+      int heldout_shot = 1, N = 30, train_until = -1;
+      std::vector<int> train_shots{0};
+      bool rest = false, pml_channel = false;
       mantissa::Precision prec = mantissa::Precision::fp32;
       for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
@@ -167,8 +253,17 @@ int main(int argc, char** argv) {
           if (i + 1 >= argc) throw mantissa::Error(a + " needs a value");
           return argv[++i];
         };
-        if (a == "--train-shot")
-          train_shot = std::stoi(next());
+        if (a == "--train-shot") {
+          // One shot, or several separated by commas (their trajectories all train the model).
+          train_shots.clear();
+          std::string list = next();
+          for (std::size_t b = 0; b <= list.size();) {
+            const std::size_t e = std::min(list.find(',', b), list.size());
+            train_shots.push_back(std::stoi(list.substr(b, e - b)));
+            b = e + 1;
+          }
+        } else if (a == "--pml-channel")
+          pml_channel = true;
         else if (a == "--heldout-shot")
           heldout_shot = std::stoi(next());
         else if (a == "--predictions")
@@ -213,7 +308,9 @@ int main(int argc, char** argv) {
       auto sc = mantissa::seismic::config_from_deck(deck);
       sc.quiet = true;
       mantissa::seismic::Solver<double, double> solver(d, sc);
-      const auto cfg = ms::config_from_deck(deck);
+      auto cfg = ms::config_from_deck(deck);
+      study_config = &sc;
+      if (pml_channel) cfg.model.in_channels = 3 + 1;
       const int K = cfg.steps_per_prediction;
       const int start = int(deck.get_int("campaign.surrogate.start"));
       const int steps = int(deck.get_int("run.steps"));
@@ -227,15 +324,23 @@ int main(int argc, char** argv) {
         std::printf("the wave moves %.0f-%.0f m per 10 predictions; a window is %.0f m wide\n",
                     10.0 * K * dt * solver.min_velocity(), 10.0 * K * dt * solver.max_velocity(), window);
       }
-      const Trajectory tr = reference(solver, d, train_shot, start, K, std::max(train_states, eval_states));
+      std::vector<Trajectory> trs;
+      for (int shot : train_shots)
+        trs.push_back(reference(solver, d, shot, start, K, std::max(train_states, eval_states)));
+      const Trajectory& tr = trs.front();
+      const int train_shot = train_shots.front();
       const Trajectory ho = reference(solver, d, heldout_shot, start, K, eval_states);
       const Field<double> vel = copy(solver.velocity(), d, "study::velocity");
+      const Field<double> pml = pml_depth(sc, d, vel.ghost(0));
+      statics = {&vel};
+      if (pml_channel) statics.push_back(&pml);
       ms::Surrogate s(cfg, d);
       const int last = train_until > 0 ? std::min(train_states, (train_until - start) / K + 1) : train_states;
-      for (int i = 0; i + 1 < last; ++i) {
-        const auto a = diff(tr.p[i + 1], tr.p[i], d), b = diff(tr.p_old[i + 1], tr.p_old[i], d);
-        s.add_sample({&tr.p[i], &tr.p_old[i], &vel}, {&a, &b});
-      }
+      for (const auto& t : trs)
+        for (int i = 0; i + 1 < last; ++i) {
+          const auto a = diff(t.p[i + 1], t.p[i], d), b = diff(t.p_old[i + 1], t.p_old[i], d);
+          s.add_sample(inputs(t.p[i], t.p_old[i]), {&a, &b});
+        }
       const auto t0 = std::chrono::steady_clock::now();
       const auto st = s.train(cfg.optimizer.total_steps);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -256,7 +361,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i + 1 < eval_states; ++i) {
           Field<double> cur = copy(ho.p[i], d, "study::cur");
           Field<double> dp("study::dp", d, cur.ghost(0)), dpo("study::dpo", d, cur.ghost(0));
-          s.predict({&ho.p[i], &ho.p_old[i], &vel}, {&dp, &dpo}, prec);
+          s.predict(inputs(ho.p[i], ho.p_old[i]), {&dp, &dpo}, prec);
           add(cur, dp);
           const auto e = mw::field_error(d.comm(), mw::to_host(cur, "a"), mw::to_host(ho.p[i + 1], "b"));
           e2 += e.rel_l2 * e.rel_l2 * e.ref_l2 * e.ref_l2;
@@ -296,7 +401,7 @@ int main(int argc, char** argv) {
         const double t_phys = best_of([&] { solver.run(nphys); }) / nphys;
         Field<double> cur = copy(tr.p[0], d, "study::cur"), old = copy(tr.p_old[0], d, "study::old");
         Field<double> dp("study::dp", d, cur.ghost(0)), dpo("study::dpo", d, cur.ghost(0));
-        const double t_pred = best_of([&] { s.predict({&cur, &old, &vel}, {&dp, &dpo}, prec); });
+        const double t_pred = best_of([&] { s.predict(inputs(cur, old), {&dp, &dpo}, prec); });
         const int n = 1024;
         auto A = ms::make_matrix<float>("study::A", n, n), B = ms::make_matrix<float>("study::B", n, n),
              Cm = ms::make_matrix<float>("study::C", n, n);

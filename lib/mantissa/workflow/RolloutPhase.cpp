@@ -55,7 +55,12 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
   const int trace_stride = std::lcm(stride, ctx.probes().stride);
   const std::int64_t horizon = cfg.surrogate.horizon < 0 ? cfg.steps : cfg.surrogate.horizon;
   r.precision_support = sur.precision_support(precision);
-  r.description = sur.describe();
+  // The model in one line: the surrogate's description continues with lines that are the same for
+  // every rollout (the GEMM paths), which report.md shows once, in its "Surrogate" section.
+  {
+    const std::string d = sur.describe();
+    r.description = d.substr(0, d.find('\n'));
+  }
   // The window this rollout is scored on: the physics hands over at `start`, the rollout ends
   // at `end` (both sample steps or the horizon, so the reference has snapshots there).
   const TimeSplit split = ctx.surrogate_split();

@@ -58,6 +58,10 @@ class SurrogateModel {
   virtual double gemm_peak_flops() { return 0.0; }
   virtual std::string gemm_peak_describe() const { return ""; }
 
+  // The static input fields the surrogate sees beside the state (seismic: the velocity), named;
+  // `mantissa predict` writes them beside its prediction so a reader sees what the model saw.
+  virtual State static_inputs() const { return {}; }
+
   // Collective; `path` is a file prefix the surrogate may extend (weights, optimizer, RNG).
   virtual void save(const std::string& path) const = 0;
   virtual void load(const std::string& path) = 0;

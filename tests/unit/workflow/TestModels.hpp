@@ -273,8 +273,9 @@ class LinearStencilSurrogate final : public SurrogateModel {
       : m_decomp(decomp), m_bias(bias), m_halo(decomp, 1, 1) {}
 
   std::string describe() const override {
+    // Two lines, as the transformer's (model, then its GEMM paths): report.md shows the second once.
     return "linear stencil surrogate: a=" + std::to_string(m_coef[0]) + " b=" + std::to_string(m_coef[1]) +
-           " g=" + std::to_string(m_coef[2]);
+           " g=" + std::to_string(m_coef[2]) + "\nGEMM paths: none (a stencil)";
   }
   int stride() const override { return 1; }
 

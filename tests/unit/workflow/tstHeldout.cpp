@@ -185,6 +185,13 @@ TEST(WorkflowHeldout, TrainsOnTheFirstPartAndScoresBothWindowsBesideTheBaselines
     EXPECT_NE(md.find("Rollouts beside the free baselines"), std::string::npos);
     EXPECT_NE(md.find("| surrogate-fp64-heldout | held-out | 50 | 10 |"), std::string::npos) << md;
     EXPECT_EQ(md.find("In-sample only"), std::string::npos);
+    // The surrogate's multi-line description: its first line on every rollout row of
+    // "Precisions", the rest (the GEMM paths) once, in "Surrogate".
+    const auto first = md.find("GEMM paths:");
+    ASSERT_NE(first, std::string::npos) << md;
+    EXPECT_EQ(md.find("GEMM paths:", first + 1), std::string::npos) << md;
+    EXPECT_GT(first, md.find("## Surrogate")) << md;
+    EXPECT_NE(md.find("- surrogate-fp64-heldout: "), std::string::npos) << md;
   }
 }
 
