@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace mantissa::surrogates {
@@ -212,6 +213,14 @@ void save_surrogate(const std::string& file, const SurrogateState<T>& state, boo
     write_array<double>(n, "out_std", {std::int64_t(nz.out_std.size())}, nz.out_std.data());
   }
   if (state.rng_state != nullptr) write_attr_str(g, "rng_state", *state.rng_state);
+  if (state.provenance != nullptr) {
+    const auto& pv = *state.provenance;
+    if (!pv.deck_hash.empty()) write_attr_str(g, "provenance_deck_hash", pv.deck_hash);
+    if (!pv.deck_file.empty()) write_attr_str(g, "provenance_deck_file", pv.deck_file);
+    if (pv.samples >= 0) write_attr_i64(g, "provenance_samples", pv.samples);
+    if (std::isfinite(pv.initial_loss)) write_attr_f64(g, "provenance_initial_loss", pv.initial_loss);
+    if (std::isfinite(pv.final_loss)) write_attr_f64(g, "provenance_final_loss", pv.final_loss);
+  }
 }
 
 template <class T>
@@ -301,6 +310,16 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
     nz.out_std = read_array<double>(n, "normalization/", "out_std", {co}, file);
   }
   if (state.rng_state != nullptr) *state.rng_state = read_attr_str(g, "rng_state");
+  if (state.provenance != nullptr) {
+    auto& pv = *state.provenance;
+    pv = Provenance();
+    if (has_attr(g, "provenance_deck_hash")) pv.deck_hash = read_attr_str(g, "provenance_deck_hash");
+    if (has_attr(g, "provenance_deck_file")) pv.deck_file = read_attr_str(g, "provenance_deck_file");
+    if (has_attr(g, "provenance_samples")) pv.samples = read_attr_i64(g, "provenance_samples", file);
+    if (has_attr(g, "provenance_initial_loss")) pv.initial_loss = read_attr_f64(g, "provenance_initial_loss", file);
+    if (has_attr(g, "provenance_final_loss")) pv.final_loss = read_attr_f64(g, "provenance_final_loss", file);
+    if (has_attr(g, "optimizer_step")) pv.steps_trained = read_attr_i64(g, "optimizer_step", file);
+  }
 }
 
 template void save_surrogate<float>(const std::string&, const SurrogateState<float>&, bool);

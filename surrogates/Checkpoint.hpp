@@ -7,6 +7,9 @@
 //   adam_m/<name>, adam_v/<name>   AdamW moments (when a trainer is given)
 //   fp8/<name>            amax history of every fp8 scaling state
 //   normalization/{in_mean,in_std,out_mean,out_std}
+//   attributes provenance_deck_hash, provenance_deck_file, provenance_samples,
+//               provenance_initial_loss, provenance_final_loss: where the weights came from (the
+//               campaign that trained them), shown by a campaign that loads them (training: file)
 // Names are PyTorch module paths ("blocks.0.qkv.weight"), so tests/python loads them directly.
 // A file whose configuration or tensor shapes differ from the deck's model is refused with a
 // message that names the key or tensor and both sizes.
@@ -14,11 +17,21 @@
 #include <surrogates/Trainer.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace mantissa::surrogates {
+
+// Where a weights file came from. steps_trained is read back from the optimizer's step count.
+struct Provenance {
+  std::string deck_hash, deck_file;  // of the campaign that trained the weights
+  std::int64_t samples = -1;         // training samples (states), -1: unknown
+  std::int64_t steps_trained = -1;   // optimizer steps, -1: unknown
+  double initial_loss = std::numeric_limits<double>::quiet_NaN();
+  double final_loss = std::numeric_limits<double>::quiet_NaN();
+};
 
 template <class T>
 struct SurrogateState {
@@ -30,6 +43,7 @@ struct SurrogateState {
   // steps_per_prediction: written as attributes; load refuses a file whose value differs or is
   // absent, naming the key.
   const std::vector<std::pair<std::string, std::int64_t>>* defines = nullptr;
+  Provenance* provenance = nullptr;  // optional: written when given; filled (or reset) by load
 };
 
 // create: truncate/create the file; otherwise the group is added to an existing file (which must

@@ -55,6 +55,7 @@ struct Surrogate::Impl {
   Dataset dataset, extended;
   std::vector<double> amplitude;  // per sample: the state's amplitude it was divided by (1 if none)
   Normalization norm;
+  Provenance provenance;
   std::mt19937_64 gen;
   int steps_done = 0;  // optimizer steps trained (train_steps' step counter)
 
@@ -207,6 +208,9 @@ Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
     throw Error("surrogate.train.noise = " + std::to_string(config.noise) + " must be at least 0");
   if (!(config.pushforward >= 0.0 && config.pushforward <= 1.0))
     throw Error("surrogate.train.pushforward = " + std::to_string(config.pushforward) + " must be in [0, 1]");
+  if (config.pushforward_steps < 1)
+    throw Error("surrogate.train.pushforward_steps = " + std::to_string(config.pushforward_steps) +
+                " must be at least 1");
   if (config.scaling == InputScaling::amplitude && mc.out_channels > mc.in_channels)
     throw Error(
         "surrogate.scaling = amplitude needs the predicted channels among the inputs "
@@ -232,9 +236,9 @@ Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
 Surrogate::~Surrogate() = default;
 
 int Surrogate::train_halo() const {
-  // A pushforward step chains two predictions on the training tile: the first must be exact on
-  // the halo the second needs.
-  return m_config.model.halo_patches() * (m_config.pushforward > 0.0 ? 2 : 1);
+  // A pushforward step chains up to pushforward_steps + 1 predictions on the training tile: each
+  // must be exact on the halo the next needs.
+  return m_config.model.halo_patches() * (m_config.pushforward > 0.0 ? 1 + m_config.pushforward_steps : 1);
 }
 
 namespace {
@@ -354,7 +358,9 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
   // Sample i+1 continues sample i when its state is sample i's state plus its change (the same
   // trajectory, one prediction later): the pairs a pushforward step can use. Every rank sees the
   // same samples in the same order, so the pairs agree; a pair counts where it holds on all ranks.
-  std::vector<std::int64_t> chained;
+  // starts[h - 1]: the samples that begin h chained pairs (a pushforward step of horizon h).
+  const int horizon = std::max(1, m_config.pushforward_steps);
+  std::vector<std::vector<std::int64_t>> starts(horizon);
   if (m_config.pushforward > 0.0) {
     const auto& own = m_impl->dataset;
     const std::int64_t n = own.size(), cells = own.cells();
@@ -372,8 +378,10 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
       ok[i] = err <= 1e-9 * std::max(ref, 1e-300) ? 1 : 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, ok.data(), int(ok.size()), MPI_INT, MPI_MIN, m_decomp.comm());
+    std::vector<int> run(ok.size() + 1, 0);  // chained pairs in a row from i
+    for (std::size_t i = ok.size(); i-- > 0;) run[i] = ok[i] ? 1 + run[i + 1] : 0;
     for (std::size_t i = 0; i < ok.size(); ++i)
-      if (ok[i]) chained.push_back(std::int64_t(i));
+      for (int h = 1; h <= std::min(run[i], horizon); ++h) starts[h - 1].push_back(std::int64_t(i));
   }
   Trainer<T>& trainer = [&]() -> Trainer<T>& {
     if constexpr (std::is_same<T, double>::value)
@@ -391,21 +399,29 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
     // The same decision on every rank (data-parallel steps are collective): one draw from a
     // generator seeded alike everywhere.
     std::mt19937_64 g(m_config.seed ^ (0x9e3779b97f4a7c15ULL * std::uint64_t(s + 1)));
-    const bool pf = !chained.empty() && s >= pf_from && coin(g) < m_config.pushforward;
+    const bool pf = !starts[0].empty() && s >= pf_from && coin(g) < m_config.pushforward;
+    int h = 0;  // predictions chained before the step learned
+    if (pf) {
+      h = std::uniform_int_distribution<int>(1, horizon)(g);
+      while (starts[h - 1].empty()) --h;
+    }
     std::vector<std::int64_t> idx(m_config.batch_size);
     if (pf) {
-      std::uniform_int_distribution<std::size_t> pick_chain(0, chained.size() - 1);
-      for (auto& i : idx) i = chained[pick_chain(m_impl->gen)];
+      const auto& from = starts[h - 1];
+      std::uniform_int_distribution<std::size_t> pick_chain(0, from.size() - 1);
+      for (auto& i : idx) i = from[pick_chain(m_impl->gen)];
     } else {
       for (auto& i : idx) i = pick(m_impl->gen);
     }
     ds.make_batch(idx, nz, mc, layout, in, out);
-    if (pf) {
+    for (int j = 1; j <= h; ++j) {
+      // The state advances by the model's own prediction; the target becomes the rest of the
+      // way to the state after sample i + j, in sample i's units.
       std::vector<std::int64_t> next(idx);
       std::vector<double> ratio;
       for (auto& i : next) {
-        ratio.push_back(m_impl->amplitude[i + 1] / m_impl->amplitude[i]);
-        ++i;
+        ratio.push_back(m_impl->amplitude[i + j] / m_impl->amplitude[i]);
+        i += j;
       }
       ds.make_batch(next, nz, mc, layout1, in1, out1);
       trainer.predict(layout, in, pred, mask);
@@ -467,12 +483,22 @@ TrainStats Surrogate::train(int steps, const std::function<bool()>& stop) {
   }
   TrainStats stats;
   const auto t0 = std::chrono::steady_clock::now();
+  const bool from_start = m_impl->steps_done == 0;  // not a part-way training continued
   if (m_impl->master64)
     train_steps<double>(steps, stats, stop);
   else
     train_steps<float>(steps, stats, stop);
   m_impl->other_stale = true;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto& pv = m_impl->provenance;
+  pv.samples = num_samples();
+  if (!stats.loss.empty()) {
+    // A continued training keeps the first part's initial loss (saved with its state).
+    if (from_start || !std::isfinite(pv.initial_loss)) pv.initial_loss = stats.loss.front();
+    pv.final_loss = stats.loss.back();
+  }
+  pv.steps_trained = (m_impl->master64 ? m_impl->trainer64->optimizer().step_count()
+                                       : m_impl->trainer32->optimizer().step_count());
   return stats;
 }
 
@@ -654,11 +680,11 @@ void Surrogate::save(const std::string& file) const {
   // Rank 0 writes, with every rank's generator state.
   if (m_decomp.rank() == 0) {
     if (m_impl->master64)
-      save_surrogate<double>(
-          file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines});
+      save_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines,
+                                    &m_impl->provenance});
     else
-      save_surrogate<float>(
-          file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
+      save_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines,
+                                   &m_impl->provenance});
   }
   int ok = 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, m_decomp.comm());
@@ -668,11 +694,11 @@ void Surrogate::load(const std::string& file) {
   const auto defines = definition(m_config);
   std::string state;
   if (m_impl->master64)
-    load_surrogate<double>(file,
-                           {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines});
+    load_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines,
+                                  &m_impl->provenance});
   else
-    load_surrogate<float>(file,
-                          {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines});
+    load_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines,
+                                 &m_impl->provenance});
   scatter_training_state(state, m_impl->gen, m_impl->steps_done, m_decomp.comm());
   m_impl->other_stale = true;
 }
@@ -680,6 +706,13 @@ void Surrogate::load(const std::string& file) {
 double Surrogate::flops_per_prediction() const {
   const auto& g = m_config.model.global_patches;
   return m_impl->model32->forward_flops_per_token() * double(g[0] * g[1] * g[2]);
+}
+
+const Provenance& Surrogate::provenance() const {
+  return m_impl->provenance;
+}
+void Surrogate::set_provenance(const Provenance& p) {
+  m_impl->provenance = p;
 }
 
 const Normalization& Surrogate::normalization() const {
@@ -701,7 +734,10 @@ std::string Surrogate::describe() const {
      << " steps per prediction; halo " << m_config.model.halo_patches() << " patches; "
      << (m_config.scaling == InputScaling::amplitude ? "state scaled by its amplitude" : "dataset scaling");
   if (m_config.noise > 0.0) os << "; training noise " << m_config.noise;
-  if (m_config.pushforward > 0.0) os << "; pushforward " << m_config.pushforward;
+  if (m_config.pushforward > 0.0)
+    os << "; pushforward " << m_config.pushforward
+       << (m_config.pushforward_steps > 1 ? " over 1-" + std::to_string(m_config.pushforward_steps) + " steps"
+                                          : std::string());
   os << "\n"
      << "GEMM paths: " << gemm_backends();
   return os.str();

@@ -45,6 +45,9 @@ struct SurrogateConfig {
   // this fraction of the steps after the first quarter of training starts from the model's own
   // prediction one step ahead (no gradient through it) and learns the step after it. 0: off.
   double pushforward = 0.0;
+  // Horizon of a pushforward step: it chains h of the model's own predictions (each detached,
+  // no gradient through them) before the step it learns, h drawn uniformly from 1 to this.
+  int pushforward_steps = 1;
 };
 
 struct TrainStats {
@@ -95,6 +98,10 @@ class Surrogate {
   // directly serves inference with weights made elsewhere.
   const Normalization& normalization() const;
   void set_normalization(const Normalization& n);
+  // Where the weights came from: train() records its samples and losses, the caller the deck
+  // (set_provenance); save() writes it, load() reads the file's (Checkpoint.hpp).
+  const Provenance& provenance() const;
+  void set_provenance(const Provenance& p);
 
  private:
   // Patches of halo around a rank's training tile.

@@ -57,6 +57,10 @@ void register_schema(Schema& s) {
          "fraction of the training steps after the first quarter that start from the model's own prediction "
          "one step ahead and learn the step after it (pushforward; 0: off)",
          0.0, 0.0, 1.0);
+  s.integer("surrogate.train.pushforward_steps",
+            "horizon of a pushforward step: it chains h of the model's own predictions (no gradient through "
+            "them) before the step it learns, h drawn uniformly from 1 to this",
+            1, 1, 64);
   s.real("surrogate.train.loss_scale", "initial loss scale for fp16 (halved on overflow)", 65536.0, 1.0,
          1e30);
   s.integer("surrogate.train.loss_scale_growth_interval", "good fp16 steps before the loss scale doubles",
@@ -90,6 +94,7 @@ SurrogateConfig config_from_deck(const Deck& deck) {
       deck.get_string("surrogate.scaling") == "amplitude" ? InputScaling::amplitude : InputScaling::dataset;
   c.noise = deck.get_real("surrogate.train.noise");
   c.pushforward = deck.get_real("surrogate.train.pushforward");
+  c.pushforward_steps = int(deck.get_int("surrogate.train.pushforward_steps"));
   auto& o = c.optimizer;
   o.learning_rate = deck.get_real("surrogate.train.learning_rate");
   o.min_learning_rate = deck.get_real("surrogate.train.min_learning_rate");

@@ -120,6 +120,28 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   }
   std::string gemm_peak_describe() const override { return m_gemm_what; }
 
+  workflow::SurrogateProvenance provenance() const override {
+    const auto& p = m_s.provenance();
+    workflow::SurrogateProvenance o;
+    o.deck_hash = p.deck_hash;
+    o.deck_file = p.deck_file;
+    o.samples = p.samples;
+    o.steps_trained = p.steps_trained;
+    o.initial_loss = p.initial_loss;
+    o.final_loss = p.final_loss;
+    return o;
+  }
+  void set_provenance(const workflow::SurrogateProvenance& o) override {
+    surrogates::Provenance p;
+    p.deck_hash = o.deck_hash;
+    p.deck_file = o.deck_file;
+    p.samples = o.samples;
+    p.steps_trained = o.steps_trained;
+    p.initial_loss = o.initial_loss;
+    p.final_loss = o.final_loss;
+    m_s.set_provenance(p);
+  }
+
   workflow::State static_inputs() const override { return {{"velocity", m_velocity}}; }
 
   void save(const std::string& path) const override { m_s.save(path + ".h5"); }

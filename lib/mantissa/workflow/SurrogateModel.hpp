@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace mantissa::workflow {
@@ -26,6 +27,17 @@ struct TrainStats {
   // > 0: this call continued a part-way training from that iteration (initial_loss is then the
   // loss of its first step, not of the training's).
   std::int64_t first_iteration = 0;
+};
+
+// Where a surrogate's weights came from: recorded by the campaign that trained them (saved with
+// the weights) and shown by a campaign that loads them (campaign.surrogate.training: file).
+struct SurrogateProvenance {
+  std::string deck_hash, deck_file;  // the training campaign's deck
+  std::int64_t samples = -1;         // training samples (-1: unknown)
+  std::int64_t steps_trained = -1;   // optimizer steps (-1: unknown)
+  double initial_loss = std::numeric_limits<double>::quiet_NaN();
+  double final_loss = std::numeric_limits<double>::quiet_NaN();
+  bool known() const { return !deck_hash.empty() || samples >= 0 || steps_trained >= 0; }
 };
 
 class SurrogateModel {
@@ -57,6 +69,11 @@ class SurrogateModel {
   // measured, in words, in gemm_peak_describe().
   virtual double gemm_peak_flops() { return 0.0; }
   virtual std::string gemm_peak_describe() const { return ""; }
+
+  // Provenance: train() records what it did; the caller adds the deck before save(); load()
+  // replaces it with the file's. A surrogate without the notion keeps none.
+  virtual SurrogateProvenance provenance() const { return {}; }
+  virtual void set_provenance(const SurrogateProvenance& /*p*/) {}
 
   // The static input fields the surrogate sees beside the state (seismic: the velocity), named;
   // `mantissa predict` writes them beside its prediction so a reader sees what the model saw.

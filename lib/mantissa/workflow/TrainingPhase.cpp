@@ -13,6 +13,22 @@
 
 namespace mantissa::workflow {
 
+namespace {
+// "trained by the campaign of deck D (hash H): N optimizer steps on S samples, loss a -> b".
+std::string provenance_text(const SurrogateProvenance& p) {
+  if (!p.known()) return "written without provenance (an older file): where they came from is not recorded";
+  std::string s = "trained by the campaign of deck " + (p.deck_file.empty() ? std::string("?") : p.deck_file) +
+                  " (deck hash " + (p.deck_hash.empty() ? std::string("not recorded") : p.deck_hash) + "): " +
+                  (p.steps_trained >= 0 ? std::to_string(p.steps_trained) : std::string("?")) +
+                  " optimizer steps on " + (p.samples >= 0 ? std::to_string(p.samples) : std::string("?")) +
+                  " samples";
+  if (std::isfinite(p.final_loss))
+    s += ", loss " + (std::isfinite(p.initial_loss) ? fmt_g(p.initial_loss) + " -> " : std::string()) +
+         fmt_g(p.final_loss);
+  return s;
+}
+}  // namespace
+
 bool TrainingPhase::done(const PhaseContext& ctx) const {
   return ctx.training().done;
 }
@@ -102,9 +118,26 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
     remove_partial(ctx);
     cur.phase_state.erase("training_step");
     cur.phase_state.erase("training_ranks");
+    // Saved with the weights, so that a campaign that loads them can say where they came from.
+    SurrogateProvenance pv = sur.provenance();
+    pv.deck_hash = ctx.config().deck_hash;
+    pv.deck_file = ctx.config().deck_file;
+    if (pv.samples < 0) pv.samples = stats.samples;
+    if (pv.steps_trained < 0) pv.steps_trained = stats.iterations;
+    if (!std::isfinite(pv.initial_loss)) pv.initial_loss = stats.initial_loss;
+    if (!std::isfinite(pv.final_loss)) pv.final_loss = stats.final_loss;
+    sur.set_provenance(pv);
   } else {
     ctx.log("loading surrogate weights from '" + s.weights + "'");
     sur.load(s.weights);
+    // What the weights' file says of their training, in the training record (report.md's
+    // "Training (file)" line, report.json's training section).
+    const SurrogateProvenance pv = sur.provenance();
+    if (pv.samples >= 0) t.samples = pv.samples;
+    if (pv.steps_trained >= 0) t.iterations = pv.steps_trained;
+    if (std::isfinite(pv.initial_loss)) t.initial_loss = pv.initial_loss;
+    if (std::isfinite(pv.final_loss)) t.final_loss = pv.final_loss;
+    ctx.log("the weights were " + provenance_text(pv));
   }
   t.seconds += sw.stop();
   if (!s.save_weights.empty()) sur.save(s.save_weights);
@@ -159,7 +192,13 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
               t.gemm_peak_what + ", " + fmt_g(secs) + " s)");
   }
   t.done = true;
-  ctx.set_surrogate_description(sur.describe());
+  {
+    std::string d = sur.describe();
+    if (s.training != "online")
+      d += "\nWeights loaded from '" + s.weights + "' (campaign.surrogate.training: file); they were " +
+           provenance_text(sur.provenance()) + ".";
+    ctx.set_surrogate_description(d);
+  }
   ctx.log("surrogate ready after " + fmt_g(t.seconds) + " s, final loss " + fmt_g(t.final_loss));
   return true;
 }

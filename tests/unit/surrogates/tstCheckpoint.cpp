@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -147,4 +148,41 @@ TEST(SurrogateCheckpoint, WrongTensorShapeIsRefused) {
     ms::load_surrogate<float>("no_such_file.h5", {&b, nullptr, nullptr, nullptr});
   });
   EXPECT_NE(missing.find("cannot open 'no_such_file.h5'"), std::string::npos) << missing;
+}
+
+// Provenance (campaign.surrogate.training: file shows it): what the training campaign recorded
+// comes back from the file, the step count from the optimizer; a file written without it (or
+// without a trainer) reads back as unknown, not as the reader's previous values.
+TEST(SurrogateCheckpoint, ProvenanceRoundTrips) {
+  const std::string file = "surrogate_provenance.h5";
+  Data data;
+  const auto c = config();
+  ms::Model<float> a(c);
+  ms::Trainer<float> ta(a, {}, Precision::fp32, MPI_COMM_SELF);
+  for (int k = 0; k < 4; ++k) data.step(ta, c, k);
+  ms::Provenance pv;
+  pv.deck_hash = "0123abcd";
+  pv.deck_file = "inputs/quickstart.yaml";
+  pv.samples = 41;
+  pv.initial_loss = 1.25;
+  pv.final_loss = 0.0123;
+  ms::save_surrogate<float>(file, {&a, &ta, &data.norm, nullptr, nullptr, &pv});
+  ms::Model<float> b(c);
+  ms::Provenance got;
+  got.samples = 7;  // replaced by the file's
+  ms::load_surrogate<float>(file, {&b, nullptr, nullptr, nullptr, nullptr, &got});
+  EXPECT_EQ(got.deck_hash, pv.deck_hash);
+  EXPECT_EQ(got.deck_file, pv.deck_file);
+  EXPECT_EQ(got.samples, 41);
+  EXPECT_EQ(got.steps_trained, 4);
+  EXPECT_EQ(got.initial_loss, 1.25);
+  EXPECT_EQ(got.final_loss, 0.0123);
+  std::remove(file.c_str());
+  ms::save_surrogate<float>(file, {&a, nullptr, nullptr, nullptr});
+  ms::load_surrogate<float>(file, {&b, nullptr, nullptr, nullptr, nullptr, &got});
+  EXPECT_TRUE(got.deck_hash.empty());
+  EXPECT_EQ(got.samples, -1);
+  EXPECT_EQ(got.steps_trained, -1);
+  EXPECT_TRUE(std::isnan(got.final_loss));
+  std::remove(file.c_str());
 }
