@@ -316,7 +316,8 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
     if (has_attr(g, "provenance_deck_hash")) pv.deck_hash = read_attr_str(g, "provenance_deck_hash");
     if (has_attr(g, "provenance_deck_file")) pv.deck_file = read_attr_str(g, "provenance_deck_file");
     if (has_attr(g, "provenance_samples")) pv.samples = read_attr_i64(g, "provenance_samples", file);
-    if (has_attr(g, "provenance_initial_loss")) pv.initial_loss = read_attr_f64(g, "provenance_initial_loss", file);
+    if (has_attr(g, "provenance_initial_loss"))
+      pv.initial_loss = read_attr_f64(g, "provenance_initial_loss", file);
     if (has_attr(g, "provenance_final_loss")) pv.final_loss = read_attr_f64(g, "provenance_final_loss", file);
     if (has_attr(g, "optimizer_step")) pv.steps_trained = read_attr_i64(g, "optimizer_step", file);
   }

@@ -680,11 +680,11 @@ void Surrogate::save(const std::string& file) const {
   // Rank 0 writes, with every rank's generator state.
   if (m_decomp.rank() == 0) {
     if (m_impl->master64)
-      save_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines,
-                                    &m_impl->provenance});
+      save_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state,
+                                    &defines, &m_impl->provenance});
     else
-      save_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines,
-                                   &m_impl->provenance});
+      save_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state,
+                                   &defines, &m_impl->provenance});
   }
   int ok = 1;
   MPI_Bcast(&ok, 1, MPI_INT, 0, m_decomp.comm());
@@ -694,11 +694,11 @@ void Surrogate::load(const std::string& file) {
   const auto defines = definition(m_config);
   std::string state;
   if (m_impl->master64)
-    load_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state, &defines,
-                                  &m_impl->provenance});
+    load_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state,
+                                  &defines, &m_impl->provenance});
   else
-    load_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state, &defines,
-                                 &m_impl->provenance});
+    load_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state,
+                                 &defines, &m_impl->provenance});
   scatter_training_state(state, m_impl->gen, m_impl->steps_done, m_decomp.comm());
   m_impl->other_stale = true;
 }

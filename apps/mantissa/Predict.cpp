@@ -20,10 +20,10 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <sys/stat.h>
 #include <chrono>
 #include <cmath>
 #include <iostream>
-#include <sys/stat.h>
 
 namespace mantissa::app {
 
@@ -89,7 +89,8 @@ StateLayout find_layout(const io::H5File& f, const std::string& path, const std:
 // Reads one global dataset into a distributed fp64 field (this rank's block), converting fp32.
 void read_level(const io::H5File& f, const std::string& name, Field<double>& out, const Decomposition& d) {
   const auto attrs = f.dataset_attributes(name);
-  const std::string type = attrs.has("mantissa_type") ? attrs.get_string("mantissa_type") : std::string("fp64");
+  const std::string type =
+      attrs.has("mantissa_type") ? attrs.get_string("mantissa_type") : std::string("fp64");
   if (type == "fp64") {
     f.read_field(name, io::field_ref(name, out));
   } else if (type == "fp32") {
@@ -126,15 +127,15 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
     throw Error("mantissa predict: weights file '" + o.weights +
                 "' does not exist; give a surrogate's weights (a run directory's surrogate-trained.h5, or "
                 "campaign.surrogate.save_weights + .h5)");
-  if (!is_file(o.state))
-    throw Error("mantissa predict: state file '" + o.state + "' does not exist");
+  if (!is_file(o.state)) throw Error("mantissa predict: state file '" + o.state + "' does not exist");
   const Precision precision = parse_precision(o.precision, "mantissa predict --precision");
   const Grid grid = grid_from_deck(deck);
   Decomposition decomp(MPI_COMM_WORLD, grid, process_grid_from_deck(deck));
   const workflow::Registry registry = make_registry();
   const std::string model = deck.get_string("campaign.surrogate.model");
   if (!registry.has_surrogate(model))
-    throw Error(deck.file() + ": campaign.surrogate.model = '" + model + "' is not a surrogate this build has");
+    throw Error(deck.file() + ": campaign.surrogate.model = '" + model +
+                "' is not a surrogate this build has");
   const workflow::ModelContext ctx{&deck, &decomp};
   auto sur = registry.create_surrogate(model, ctx);
   // SurrogateModel::load takes the prefix (the adapter appends .h5).
@@ -154,11 +155,13 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
   }
   const int K = sur->stride();
   if (rank == 0)
-    std::cout << fmt::format("mantissa predict: {} from '{}' ({}: {}, {}{}), {} prediction(s) of K = {} steps in {}\n",
-                             model, o.state, layout.kind, layout.p, layout.p_old,
-                             layout.step >= 0 ? fmt::format(", step {}", layout.step) : std::string(),
-                             o.predictions, K, to_string(precision))
-              << std::flush;
+    std::cout
+        << fmt::format(
+               "mantissa predict: {} from '{}' ({}: {}, {}{}), {} prediction(s) of K = {} steps in {}\n",
+               model, o.state, layout.kind, layout.p, layout.p_old,
+               layout.step >= 0 ? fmt::format(", step {}", layout.step) : std::string(), o.predictions, K,
+               to_string(precision))
+        << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
   for (int n = 0; n < o.predictions; ++n) {
     sur->predict(st, 1);
@@ -198,8 +201,8 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
     std::vector<io::XdmfField> xf{{"p", h5, "/p", 8}, {"p_old", h5, "/p_old", 8}};
     for (const auto& s : sur->static_inputs()) xf.push_back({s.name, h5, "/static/" + s.name, 8});
     io::write_xdmf(xmf, grid, "prediction", xf);
-    std::cout << fmt::format("wrote {} and {} ({} solver steps ahead{}; {:.3g} s of inference)\n", o.output, xmf,
-                             steps,
+    std::cout << fmt::format("wrote {} and {} ({} solver steps ahead{}; {:.3g} s of inference)\n", o.output,
+                             xmf, steps,
                              layout.step >= 0 ? fmt::format(", step {}", layout.step + steps) : std::string(),
                              secs)
               << std::flush;

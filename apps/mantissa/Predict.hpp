@@ -22,12 +22,12 @@ namespace mantissa::app {
 struct PredictOptions {
   std::string deck_path;
   std::vector<std::string> overrides;
-  std::string weights;      // the surrogate's weights file (surrogate-trained.h5 or save_weights + .h5)
-  std::string state;        // the state file
-  std::string output;       // the prediction file (.h5); its sidecar is the same name with .xmf
-  int predictions = 1;      // predictions chained from the state (each advances K solver steps)
+  std::string weights;  // the surrogate's weights file (surrogate-trained.h5 or save_weights + .h5)
+  std::string state;    // the state file
+  std::string output;   // the prediction file (.h5); its sidecar is the same name with .xmf
+  int predictions = 1;  // predictions chained from the state (each advances K solver steps)
   std::string precision = "fp32";
-  std::string fields;       // "P,P_OLD": dataset paths in the state file (empty: found by layout)
+  std::string fields;  // "P,P_OLD": dataset paths in the state file (empty: found by layout)
 };
 
 // Collective over MPI_COMM_WORLD; returns the exit code. Throws mantissa::Error for user errors.

@@ -214,14 +214,17 @@ int mantissa_main(int argc, char** argv) {
     mantissa::app::PredictOptions predict_opts;
     auto* predict = app.add_subcommand(
         "predict", "Run a trained surrogate on a state (HDF5) and write its prediction with an XDMF sidecar");
-    predict->add_option("deck", predict_opts.deck_path, "the deck the surrogate was trained with")->required();
-    predict->add_option("overrides", predict_opts.overrides, "key.path=value overrides");
-    predict->add_option("--weights", predict_opts.weights,
-                        "the surrogate's weights file (a run's surrogate-trained.h5, or save_weights + .h5)")
+    predict->add_option("deck", predict_opts.deck_path, "the deck the surrogate was trained with")
         ->required();
-    predict->add_option("--state", predict_opts.state,
-                        "HDF5 file with the state: /p and /p_old, or a campaign checkpoint (/fields/state.0, "
-                        "/fields/state.1), or the datasets named by --fields")
+    predict->add_option("overrides", predict_opts.overrides, "key.path=value overrides");
+    predict
+        ->add_option("--weights", predict_opts.weights,
+                     "the surrogate's weights file (a run's surrogate-trained.h5, or save_weights + .h5)")
+        ->required();
+    predict
+        ->add_option("--state", predict_opts.state,
+                     "HDF5 file with the state: /p and /p_old, or a campaign checkpoint (/fields/state.0, "
+                     "/fields/state.1), or the datasets named by --fields")
         ->required();
     predict->add_option("--output", predict_opts.output, "the prediction file (.h5); the sidecar gets .xmf")
         ->required();
@@ -270,8 +273,8 @@ int mantissa_main(int argc, char** argv) {
             mantissa::Deck::from_file(run_opts.deck_path, mantissa::app::full_schema(), run_opts.overrides);
         rc = mantissa::app::run_command(deck, run_opts);
       } else if (rc == 0 && parsed && *predict) {
-        const mantissa::Deck deck = mantissa::Deck::from_file(predict_opts.deck_path, mantissa::app::full_schema(),
-                                                              predict_opts.overrides);
+        const mantissa::Deck deck = mantissa::Deck::from_file(
+            predict_opts.deck_path, mantissa::app::full_schema(), predict_opts.overrides);
         rc = mantissa::app::predict_command(deck, predict_opts);
       } else if (rc == 0 && parsed && *check) {
         rc = check_command(check_deck, check_overrides, check_resolved);

@@ -93,7 +93,8 @@ struct Scores {
 
 // 1 in the cells of an absorbing layer (PML), 0 elsewhere: what the surrogate's state does not
 // describe (the CPML memory variables) and where the reference loses energy.
-bool in_pml(const mantissa::seismic::Config& c, const mantissa::Grid& g, const std::array<std::int64_t, 3>& i) {
+bool in_pml(const mantissa::seismic::Config& c, const mantissa::Grid& g,
+            const std::array<std::int64_t, 3>& i) {
   for (int a = 0; a < g.dim; ++a) {
     if (c.boundary[a][0] == mantissa::seismic::Boundary::pml && i[a] < c.pml_cells) return true;
     if (c.boundary[a][1] == mantissa::seismic::Boundary::pml && i[a] >= g.n[a] - c.pml_cells) return true;
@@ -214,8 +215,8 @@ Scores rollout(ms::Surrogate& s, const Trajectory& ref, const Field<double>& /*v
     for (int n = 1; n <= N; ++n)
       if (n <= 5 || n % 5 == 0 || n == N) {
         const auto& e = sc.rows[n - 1];
-        std::printf("%4d %10.4f %10.4f %10.4f %10.4f %12.4f %10.4f %12.4f\n", n, e.model, e.zero, e.persistence,
-                    e.linear, sc.norm_ratio[n - 1], sc.interior[n - 1], sc.ref_decay[n - 1]);
+        std::printf("%4d %10.4f %10.4f %10.4f %10.4f %12.4f %10.4f %12.4f\n", n, e.model, e.zero,
+                    e.persistence, e.linear, sc.norm_ratio[n - 1], sc.interior[n - 1], sc.ref_decay[n - 1]);
       }
     auto mean = [&](int a, int b, double mw::RolloutErrors::*m) {
       double s2 = 0.0;

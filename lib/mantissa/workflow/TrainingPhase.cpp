@@ -17,11 +17,11 @@ namespace {
 // "trained by the campaign of deck D (hash H): N optimizer steps on S samples, loss a -> b".
 std::string provenance_text(const SurrogateProvenance& p) {
   if (!p.known()) return "written without provenance (an older file): where they came from is not recorded";
-  std::string s = "trained by the campaign of deck " + (p.deck_file.empty() ? std::string("?") : p.deck_file) +
-                  " (deck hash " + (p.deck_hash.empty() ? std::string("not recorded") : p.deck_hash) + "): " +
-                  (p.steps_trained >= 0 ? std::to_string(p.steps_trained) : std::string("?")) +
-                  " optimizer steps on " + (p.samples >= 0 ? std::to_string(p.samples) : std::string("?")) +
-                  " samples";
+  std::string s =
+      "trained by the campaign of deck " + (p.deck_file.empty() ? std::string("?") : p.deck_file) +
+      " (deck hash " + (p.deck_hash.empty() ? std::string("not recorded") : p.deck_hash) +
+      "): " + (p.steps_trained >= 0 ? std::to_string(p.steps_trained) : std::string("?")) +
+      " optimizer steps on " + (p.samples >= 0 ? std::to_string(p.samples) : std::string("?")) + " samples";
   if (std::isfinite(p.final_loss))
     s += ", loss " + (std::isfinite(p.initial_loss) ? fmt_g(p.initial_loss) + " -> " : std::string()) +
          fmt_g(p.final_loss);
