@@ -1,4 +1,5 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/io/Xdmf.hpp>
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/RolloutReport.hpp>
 #include <mantissa/workflow/detail/H5.hpp>
@@ -614,22 +615,13 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
 }
 
 void write_xdmf(const Campaign& c, const std::string& path) {
-  const auto s = c.global_shape();
-  std::ostringstream os;
-  os << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"final\" "
-        "GridType=\"Uniform\">\n"
-     << "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << s[0] << " " << s[1] << " " << s[2]
-     << "\"/>\n"
-     << "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-     << "    <DataItem Dimensions=\"3\" Format=\"XML\">0 0 0</DataItem>\n"
-     << "    <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n   </Geometry>\n";
-  for (const auto& kv : c.snapshots())
-    os << "   <Attribute Name=\"" << kv.first << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-       << "    <DataItem Dimensions=\"" << s[0] << " " << s[1] << " " << s[2]
-       << "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">report.h5:/snapshots/" << kv.first
-       << "</DataItem>\n   </Attribute>\n";
-  os << "  </Grid>\n </Domain>\n</Xdmf>\n";
-  write_file(path, os.str());
+  // The grid's real origin and spacing (io/Xdmf.hpp), so ParaView and VisIt show metres, not
+  // point indices; report.h5 stores a 2D snapshot as (1, ny, nx).
+  std::vector<io::XdmfField> fields;
+  for (const auto& kv : c.snapshots()) fields.push_back({kv.first, "report.h5", "/snapshots/" + kv.first, 8});
+  io::XdmfOptions o;
+  o.as_3d = c.dim() == 2;
+  io::write_xdmf(path, c.grid(), "final", fields, o);
 }
 
 void write_h5(const Campaign& c, const std::string& path) {
