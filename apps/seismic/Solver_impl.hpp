@@ -385,9 +385,10 @@ double Solver<Storage, Compute>::energy_impl() const {
   }
   double volume = 1.0;
   for (int a = 0; a < m_grid.dim; ++a) volume *= m_grid.spacing[a];
-  const double local =
+  // Exact over points and ranks (core/ExactSum.hpp): the same bits at any rank count.
+  const auto local =
       detail::energy<R>(execution_space(), m_owned, m_p.view(), m_p_old.view(), m_c2dt2.view(), w, ew);
-  return detail::allreduce(local, MPI_SUM, m_decomp.comm()) * volume;
+  return exact_allreduce(local, m_decomp.comm()) * volume;
 }
 
 template <class Storage, class Compute>

@@ -2,6 +2,8 @@
 // The one place that chooses how a point-wise kernel is launched (STYLE #4): on host back-ends
 // one thread takes whole x rows, so the innermost loop is contiguous and the compiler
 // vectorises it; on device back-ends a flat range gives one point per thread, x fastest.
+#include <mantissa/core/ExactSum.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -89,6 +91,23 @@ double sum_over_points(const std::string& label, const ExecSpace& space, const B
       label,
       Policy(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}),
       KOKKOS_LAMBDA(const int k, const int j, const int i, double& acc) { f(k, j, i, acc); }, total);
+  return total;
+}
+
+// Reduces f(k, j, i, acc) over the box into an exact accumulator (core/ExactSum.hpp): the
+// sum's bits do not depend on the decomposition or the thread count (the report's energy).
+template <class ExecSpace, class F>
+ExactAccumulator exact_sum_over_points(const std::string& label, const ExecSpace& space, const Box& b,
+                                       const F& f) {
+  ExactAccumulator total;
+  if (b.empty()) return total;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3>>;
+  using idx = typename Policy::index_type;
+  Kokkos::parallel_reduce(
+      label,
+      Policy(space, {idx(b.lo[2]), idx(b.lo[1]), idx(b.lo[0])}, {idx(b.hi[2]), idx(b.hi[1]), idx(b.hi[0])}),
+      KOKKOS_LAMBDA(const int k, const int j, const int i, ExactAccumulator& acc) { f(k, j, i, acc); },
+      ExactSum<>(total));
   return total;
 }
 

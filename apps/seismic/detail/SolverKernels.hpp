@@ -277,14 +277,15 @@ struct EnergyWeights {
   bool rigid_lo[3], rigid_hi[3];
 };
 
+// This rank's part of the energy, as an exact sum (Solver::energy_impl sums the ranks' parts).
 template <int R, class ExecSpace, class PView, class MView>
-double energy(const ExecSpace& space, const Box& owned, const PView& p, const PView& q, const MView& m,
-              const StencilWeights<double, R>& w, const EnergyWeights& ew) {
+ExactAccumulator energy(const ExecSpace& space, const Box& owned, const PView& p, const PView& q,
+                        const MView& m, const StencilWeights<double, R>& w, const EnergyWeights& ew) {
   using C = std::conditional_t<(sizeof(typename PView::value_type) >= 4), typename PView::value_type, float>;
   // p_q: p^n converted once, so the Laplacian below sees exactly the stored values.
-  return sum_over_points(
+  return exact_sum_over_points(
       "mantissa::seismic::Solver::diagnostics::energy", space, owned,
-      KOKKOS_LAMBDA(int k, int j, int i, double& acc) {
+      KOKKOS_LAMBDA(int k, int j, int i, ExactAccumulator& acc) {
         const int idx[3] = {i, j, k};
         double weight = 1.0;
         for (int a = 0; a < 3; ++a) {
@@ -299,7 +300,7 @@ double energy(const ExecSpace& space, const Box& owned, const PView& p, const PV
           if (w.dim == 3) lap += w.d2[2][r] * (double(C(q(k - r, j, i))) + double(C(q(k + r, j, i))));
         }
         const double d = pc - pp;
-        acc += weight * (d * d / double(m(k, j, i)) - pc * lap);
+        acc.add(weight * (d * d / double(m(k, j, i)) - pc * lap));
       });
 }
 

@@ -90,3 +90,11 @@ inline std::string kokkos_version_string() {
 #else
 #define MANTISSA_DEVICE_PRINTF(...) KOKKOS_IMPL_DO_NOT_USE_PRINTF(__VA_ARGS__)
 #endif
+
+// Custom reducers: Kokkos 3.x may join through volatile references (and needs the overload);
+// 4.x joins plain references only (core/ExactSum.hpp).
+#if KOKKOS_VERSION < 40000
+#define MANTISSA_KOKKOS_VOLATILE_JOIN 1
+#else
+#define MANTISSA_KOKKOS_VOLATILE_JOIN 0
+#endif

@@ -1,4 +1,5 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/core/ExactSum.hpp>
 #include <mantissa/workflow/Metrics.hpp>
 
 #include <cmath>
@@ -31,8 +32,10 @@ FieldError field_error(MPI_Comm comm, const HostField& test, const HostField& re
   MANTISSA_ASSERT(sample_stride >= 1, "field_error: sample stride " << sample_stride);
   // Sample on the global lattice (global index divisible by the stride) so that the sample
   // does not depend on the rank count.
-  double local[2] = {0.0, 0.0};  // sum diff^2, sum ref^2
-  double lmax[2] = {0.0, 0.0};   // max |diff|, max |ref|
+  // The sums are exact (core/ExactSum.hpp): the same bits at any rank count, so a run
+  // resumed at another rank count reports the numbers of an uninterrupted one.
+  ExactAccumulator local[2];    // sum diff^2, sum ref^2
+  double lmax[2] = {0.0, 0.0};  // max |diff|, max |ref|
   bool nan = false;
   const auto& g = ref.ghost;
   for (std::int64_t k = 0; k < ref.extent[2]; ++k) {
@@ -44,8 +47,8 @@ FieldError field_error(MPI_Comm comm, const HostField& test, const HostField& re
         const double r = ref.view(k + g[2], j + g[1], i + g[0]);
         const double d = test.view(k + g[2], j + g[1], i + g[0]) - r;
         if (std::isnan(d)) nan = true;
-        local[0] += d * d;
-        local[1] += r * r;
+        local[0].add(d * d);
+        local[1].add(r * r);
         lmax[0] = std::fmax(lmax[0], std::fabs(d));
         lmax[1] = std::fmax(lmax[1], std::fabs(r));
       }
@@ -53,7 +56,7 @@ FieldError field_error(MPI_Comm comm, const HostField& test, const HostField& re
   }
   double global[2], gmax[2];
   int nan_local = nan ? 1 : 0, nan_any = 0;
-  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_SUM, comm);
+  exact_allreduce(local, global, 2, comm);
   MPI_Allreduce(lmax, gmax, 2, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(&nan_local, &nan_any, 1, MPI_INT, MPI_MAX, comm);
   FieldError e;

@@ -2,7 +2,8 @@
 // Accuracy metrics of the campaign, as free functions so that each can be unit tested on
 // hand-made inputs. Field metrics are collective over a communicator and work on host copies
 // of the owned points (the campaign keeps reference snapshots in host memory, not on the
-// device); their sums run in a fixed order, so a run and its resumed twin give identical bits.
+// device); their sums are exact (core/ExactSum.hpp), so a run and its resumed twin give
+// identical bits at any rank count.
 // Definitions are spelled out in docs/user-guide.md ("Metrics").
 #include <mantissa/mesh/Field.hpp>
 

@@ -11,6 +11,7 @@
 // the reference trajectory (the physics has a = 2, b = -1, g = (c dt / h)^2, so training on it
 // recovers the scheme) and predicts in fp64, fp32 or bf16 by rounding each new value.
 #include <mantissa/core/Error.hpp>
+#include <mantissa/core/ExactSum.hpp>
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/core/LowPrecision.hpp>
 #include <mantissa/mesh/HaloExchange.hpp>
@@ -137,19 +138,21 @@ class TestWave final : public PhysicsModel {
     auto p = m_p.view();
     auto pp = m_pp.view();
     const double dt = m_dt, c2 = m_opt.c * m_opt.c, h = m_h;
-    double e = 0.0;
+    // An exact sum (core/ExactSum.hpp): the energy has the same bits at any rank count.
+    ExactAccumulator e;
     int bad = 0;
     Kokkos::parallel_reduce(
         "mantissa::test::TestWave::energy", m_p.owned_policy(),
-        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i,
+                      ExactAccumulator& acc) {
           const double v = (double(p(k, j, i)) - double(pp(k, j, i))) / dt;
           const double gx =
               (double(p(k, j, i + 1)) - double(p(k, j, i))) * (double(pp(k, j, i + 1)) - double(pp(k, j, i)));
           const double gy =
               (double(p(k, j + 1, i)) - double(p(k, j, i))) * (double(pp(k, j + 1, i)) - double(pp(k, j, i)));
-          acc += 0.5 * v * v * h * h + 0.5 * c2 * (gx + gy);
+          acc.add(0.5 * v * v * h * h + 0.5 * c2 * (gx + gy));
         },
-        e);
+        ExactSum<>(e));
     Kokkos::parallel_reduce(
         "mantissa::test::TestWave::finite", m_p.owned_policy(),
         KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, int& b) {
@@ -157,8 +160,7 @@ class TestWave final : public PhysicsModel {
         },
         bad);
     Diagnostics d;
-    double energy = 0.0;
-    MPI_Allreduce(&e, &energy, 1, MPI_DOUBLE, MPI_SUM, m_decomp.comm());
+    const double energy = exact_allreduce(e, m_decomp.comm());
     d.values = {{"energy", energy}, {"max_abs_p", max_abs_p()}};
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, m_decomp.comm());
