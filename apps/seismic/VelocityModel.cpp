@@ -1,76 +1,112 @@
 #include <mantissa/core/Error.hpp>
 #include <seismic/VelocityModel.hpp>
 
-#include <hdf5.h>
+#include <mantissa/io/DurableFile.hpp>
+#include <mantissa/io/H5File.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace mantissa::seismic {
 
 namespace {
 
-// Reads dataset + attributes on the calling rank; throws mantissa::Error with the file name.
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// Reads dataset + attributes on the calling rank through mantissa's HDF5 layer and checks
+// everything the solver relies on; throws FileError naming the file, the dataset or attribute,
+// the value and the remedy.
 void read_file(const VelocityModelConfig& c, const Grid& grid, std::array<std::int64_t, 3>& n,
                std::array<double, 3>& origin, std::array<double, 3>& spacing, std::vector<double>& values) {
   const std::string where = "seismic.velocity.file '" + c.file + "'";
-  H5E_auto2_t old_func = nullptr;
-  void* old_data = nullptr;
-  H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // we report errors ourselves
-  struct Restore {
-    H5E_auto2_t f;
-    void* d;
-    ~Restore() { H5Eset_auto2(H5E_DEFAULT, f, d); }
-  } restore{old_func, old_data};
-  const hid_t file = H5Fopen(c.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) throw Error(where + ": cannot open it as HDF5; check the path");
-  const hid_t ds = H5Dopen2(file, c.dataset.c_str(), H5P_DEFAULT);
-  if (ds < 0) {
-    H5Fclose(file);
-    throw Error(where + ": has no dataset '" + c.dataset + "'; set seismic.velocity.dataset");
-  }
-  const hid_t space = H5Dget_space(ds);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  hsize_t dims[3] = {1, 1, 1};
-  if (rank != grid.dim) {
-    H5Sclose(space), H5Dclose(ds), H5Fclose(file);
-    throw Error(where + ": dataset '" + c.dataset + "' has " + std::to_string(rank) +
-                " dimensions, the grid " + std::to_string(grid.dim) + "; give a (z, y, x) or (y, x) dataset");
-  }
-  H5Sget_simple_extent_dims(space, dims, nullptr);
+  auto refuse = [&](const std::string& what) {
+    throw io::FileError(io::FileProblem::invalid_content, c.file, where + ": " + what);
+  };
+  // Files written by other tools carry no mantissa checksums; ours (write_velocity_file) do,
+  // and those are verified.
+  io::H5File f = [&] {
+    try {
+      return io::H5File::open(c.file, io::Verify::checksums_if_present);
+    } catch (const io::FileError& e) {
+      throw io::FileError(e.problem(), c.file, "seismic.velocity.file: " + std::string(e.what()));
+    }
+  }();
+  if (!f.has(c.dataset))
+    throw io::FileError(io::FileProblem::missing_object, c.file,
+                        where + " has no dataset '" + c.dataset + "'; set seismic.velocity.dataset to the "
+                        "dataset holding the velocities (h5ls shows what the file holds)");
+  const auto dims = f.shape(c.dataset);
+  const char* layout = grid.dim == 3 ? "(z, y, x)" : "(y, x)";
+  if (int(dims.size()) != grid.dim)
+    refuse("dataset '" + c.dataset + "' has " + std::to_string(dims.size()) + " dimensions but the grid has " +
+           std::to_string(grid.dim) + " (mesh.dim); give a " + layout + " dataset");
   // dims are (z, y, x) in 3D, (y, x) in 2D.
   n = {1, 1, 1};
-  for (int a = 0; a < rank; ++a)
-    n[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(dims[rank - 1 - a]);
+  for (int a = 0; a < grid.dim; ++a) {
+    n[std::size_t(a)] = dims[std::size_t(grid.dim - 1 - a)];
+    if (n[std::size_t(a)] < 1)
+      refuse("dataset '" + c.dataset + "' has no points along " + std::string("xyz").substr(std::size_t(a), 1) +
+             "; give a dataset with at least one point along every axis");
+  }
   origin = grid.origin;
   spacing = grid.spacing;
+  const io::Attributes attrs = f.dataset_attributes(c.dataset);
   for (auto [name, target] : {std::pair<const char*, std::array<double, 3>*>{"origin", &origin},
                               std::pair<const char*, std::array<double, 3>*>{"spacing", &spacing}}) {
-    if (H5Aexists(ds, name) > 0) {
-      const hid_t attr = H5Aopen(ds, name, H5P_DEFAULT);
-      const hid_t aspace = H5Aget_space(attr);
-      const hssize_t count = H5Sget_simple_extent_npoints(aspace);
-      std::vector<double> buf(static_cast<std::size_t>(std::max<hssize_t>(count, 0)));
-      if (count >= grid.dim) H5Aread(attr, H5T_NATIVE_DOUBLE, buf.data());
-      H5Sclose(aspace);
-      H5Aclose(attr);
-      if (count < grid.dim) {
-        H5Sclose(space), H5Dclose(ds), H5Fclose(file);
-        throw Error(where + ": attribute '" + std::string(name) + "' needs " + std::to_string(grid.dim) +
-                    " values (x, y[, z])");
-      }
-      for (int a = 0; a < grid.dim; ++a)
-        (*target)[static_cast<std::size_t>(a)] = buf[static_cast<std::size_t>(a)];
+    if (!attrs.has(name)) continue;  // the mesh's own
+    std::vector<double> v;
+    const auto& a = attrs.all().at(name);
+    if (const auto* d = std::get_if<std::vector<double>>(&a)) v = *d;
+    else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&a)) v.assign(i->begin(), i->end());
+    else if (const auto* d1 = std::get_if<double>(&a)) v = {*d1};
+    else if (const auto* i1 = std::get_if<std::int64_t>(&a)) v = {double(*i1)};
+    if (int(v.size()) < grid.dim)
+      refuse("attribute '" + std::string(name) + "' of dataset '" + c.dataset + "' has " +
+             std::to_string(v.size()) + " values; it needs " + std::to_string(grid.dim) + " (x, y[, z]) in metres");
+    for (int ax = 0; ax < grid.dim; ++ax) {
+      const double x = v[std::size_t(ax)];
+      const bool spacing_attr = std::string(name) == "spacing";
+      if (!std::isfinite(x) || (spacing_attr && !(x > 0.0)))
+        refuse("attribute '" + std::string(name) + "' of dataset '" + c.dataset + "' is " + num(x) + " along " +
+               std::string("xyz").substr(std::size_t(ax), 1) + "; " +
+               (spacing_attr ? "a spacing must be a finite positive number of metres"
+                             : "an origin must be a finite number of metres") +
+               ": fix the file's attribute");
+      (*target)[std::size_t(ax)] = x;
     }
   }
-  values.resize(static_cast<std::size_t>(n[0] * n[1] * n[2]));
-  const herr_t status = H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
-  H5Sclose(space);
-  H5Dclose(ds);
-  H5Fclose(file);
-  if (status < 0) throw Error(where + ": reading dataset '" + c.dataset + "' failed");
+  values = f.read<double>(c.dataset);
+  // Every value: finite and at least the deck's own bound for velocities.
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const double v = values[k];
+    if (std::isfinite(v) && v >= min_velocity) continue;
+    const std::int64_t i = std::int64_t(k) % n[0], j = (std::int64_t(k) / n[0]) % n[1],
+                       l = std::int64_t(k) / (n[0] * n[1]);
+    std::string at = "(x index " + std::to_string(i) + ", y index " + std::to_string(j) +
+                     (grid.dim == 3 ? ", z index " + std::to_string(l) : std::string()) + ")";
+    refuse("dataset '" + c.dataset + "' holds " + num(v) + " m/s at " + at + "; every velocity must be " +
+           (std::isnan(v) ? "a number" : !std::isfinite(v) ? "finite" : v <= 0.0 ? "positive" : "at least " + num(min_velocity) + " m/s (the deck's lower bound)") +
+           ": fix the file (e.g. fill gaps from the neighbouring values)");
+  }
+  // The file must cover the mesh (half a file cell of slack at the edges); clamping further
+  // out would silently invent velocities.
+  for (int a = 0; a < grid.dim; ++a) {
+    const auto A = std::size_t(a);
+    if (n[A] == 1) continue;  // constant along this axis by construction
+    const double lo = origin[A] - 0.5 * spacing[A], hi = origin[A] + (double(n[A] - 1) + 0.5) * spacing[A];
+    const double mlo = grid.origin[A], mhi = grid.coordinate(a, grid.n[a] - 1);
+    if (mlo < lo || mhi > hi)
+      refuse("dataset '" + c.dataset + "' covers " + num(origin[A]) + ".." +
+             num(origin[A] + double(n[A] - 1) * spacing[A]) + " m along " + std::string("xyz").substr(A, 1) + " (" +
+             std::to_string(n[A]) + " points, spacing " + num(spacing[A]) + ") but the mesh spans " + num(mlo) +
+             ".." + num(mhi) + " m (mesh.origin, mesh.n, mesh.spacing); give a model that covers the mesh");
+  }
 }
 
 }  // namespace
@@ -184,27 +220,19 @@ double VelocityModel::base_at_position(const std::array<double, 3>& x) const {
 
 void write_velocity_file(const std::string& file, const std::string& dataset, const Grid& grid,
                          const std::vector<double>& values) {
-  const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) throw Error("write_velocity_file: cannot create '" + file + "'");
-  hsize_t dims[3] = {static_cast<hsize_t>(grid.n[2]), static_cast<hsize_t>(grid.n[1]),
-                     static_cast<hsize_t>(grid.n[0])};
-  const int rank = grid.dim;
-  const hid_t space = H5Screate_simple(rank, rank == 3 ? dims : dims + 1, nullptr);
-  const hid_t ds =
-      H5Dcreate2(f, dataset.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
-  hsize_t three = 3;
-  const hid_t aspace = H5Screate_simple(1, &three, nullptr);
-  for (auto [name, src] : {std::pair<const char*, const double*>{"origin", grid.origin.data()},
-                           std::pair<const char*, const double*>{"spacing", grid.spacing.data()}}) {
-    const hid_t attr = H5Acreate2(ds, name, H5T_NATIVE_DOUBLE, aspace, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(attr, H5T_NATIVE_DOUBLE, src);
-    H5Aclose(attr);
-  }
-  H5Sclose(aspace);
-  H5Sclose(space);
-  H5Dclose(ds);
-  H5Fclose(f);
+  std::vector<std::int64_t> shape;
+  for (int a = grid.dim - 1; a >= 0; --a) shape.push_back(grid.n[std::size_t(a)]);
+  io::PendingFile out(file);
+  io::H5File f = io::H5File::create(out);
+  io::Attributes attrs;
+  attrs.set("origin", std::vector<double>(grid.origin.begin(), grid.origin.end()))
+      .set("spacing", std::vector<double>(grid.spacing.begin(), grid.spacing.end()));
+  if (std::int64_t(values.size()) != grid.n[0] * grid.n[1] * (grid.dim == 3 ? grid.n[2] : 1))
+    throw Error("write_velocity_file: " + std::to_string(values.size()) + " values for a grid of " +
+                std::to_string(grid.num_points()) + " points");
+  f.write(dataset, shape, values.data(), attrs);
+  f.close();
+  out.commit();
 }
 
 }  // namespace mantissa::seismic

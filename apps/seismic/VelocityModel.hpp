@@ -10,9 +10,16 @@
 
 namespace mantissa::seismic {
 
+// The smallest velocity a model may hold, m/s: the deck's lower bound for every velocity key
+// (SeismicDeck.cpp), also applied to the values of a file model.
+inline constexpr double min_velocity = 1e-9;
+
 class VelocityModel {
  public:
-  // A file model is read on rank 0 of comm and broadcast (plain serial HDF5 read).
+  // A file model is read on rank 0 of comm (serially, through mantissa::io) and broadcast.
+  // Refused with a message naming the file, dataset or attribute and the value: NaN, infinite
+  // or below min_velocity velocities, a zero/negative/NaN spacing, a non-finite origin, a
+  // dataset whose dimensions are not the grid's or which does not cover the mesh.
   VelocityModel(const VelocityModelConfig& config, const Grid& grid, MPI_Comm comm);
   // Velocity at a global grid index.
   double at(std::int64_t ix, std::int64_t iy, std::int64_t iz) const;
@@ -30,7 +37,8 @@ class VelocityModel {
   bool m_same_grid = false;
 };
 
-// Writes a model file in the layout VelocityModel reads (tests, examples).
+// Writes a model file in the layout VelocityModel reads (tests, examples), durably and with
+// mantissa's checksum.
 void write_velocity_file(const std::string& file, const std::string& dataset, const Grid& grid,
                          const std::vector<double>& values);
 
