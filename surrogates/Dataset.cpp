@@ -1,7 +1,8 @@
 #include <surrogates/Dataset.hpp>
 #include <surrogates/Patches.hpp>
 
-#include <hdf5.h>
+#include <mantissa/io/DurableFile.hpp>
+#include <mantissa/io/H5File.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -107,52 +108,26 @@ template void Dataset::make_batch<double>(const std::vector<std::int64_t>&, cons
                                           Matrix<double>&) const;
 
 namespace {
-void h5check(herr_t rc, const std::string& what) {
-  if (rc < 0) throw Error("surrogate dataset: HDF5 failed to " + what);
-}
-
-// Closes an HDF5 handle on every path out, including a throw.
-struct H5Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  ~H5Handle() {
-    if (id >= 0) close(id);
-  }
-};
-
-std::string shape_text(const std::vector<hsize_t>& dims) {
+std::string shape_text(const std::vector<std::int64_t>& dims) {
   std::string s = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
 }
+constexpr const char* k_format = "mantissa-surrogate-dataset";
+constexpr std::int64_t k_format_version = 1;
 }  // namespace
 
 void Dataset::write_hdf5(const std::string& file) const {
-  hid_t fid = -1;
-  H5E_BEGIN_TRY {
-    fid = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  }
-  H5E_END_TRY;
-  if (fid < 0)
-    throw Error("surrogate dataset: cannot create '" + file +
-                "'; check the directory exists and is writable");
-  H5Handle f{fid, H5Fclose};
-  auto write = [&](const char* name, hid_t file_type, hid_t mem_type, const std::vector<hsize_t>& dims,
-                   const void* data) {
-    H5Handle s{H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose};
-    H5Handle d{H5Dcreate2(f.id, name, file_type, s.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
-    if (d.id < 0)
-      throw Error("surrogate dataset: cannot create dataset '" + std::string(name) + "' in '" + file + "'");
-    h5check(H5Dwrite(d.id, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
-            std::string("write '") + name + "' to '" + file + "'");
-  };
+  // Durable and checksummed (mantissa::io): a failure leaves an earlier file as it was.
+  io::PendingFile out(file);
+  io::H5File f = io::H5File::create(out);
+  f.set("format", k_format);
+  f.set("format_version", k_format_version);
   auto samples = [&](const char* name, const std::vector<std::vector<double>>& data, int channels) {
     std::vector<double> flat;
     for (const auto& d : data) flat.insert(flat.end(), d.begin(), d.end());
-    write(name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-          {hsize_t(data.size()), hsize_t(channels), hsize_t(m_extent[2]), hsize_t(m_extent[1]),
-           hsize_t(m_extent[0])},
-          flat.data());
+    f.write(name, {std::int64_t(data.size()), std::int64_t(channels), m_extent[2], m_extent[1], m_extent[0]},
+            flat.data());
   };
   samples("inputs", m_inputs, m_cin);
   samples("targets", m_targets, m_cout);
@@ -160,71 +135,64 @@ void Dataset::write_hdf5(const std::string& file) const {
   // boundaries follow global coordinates, so a dataset read back must keep them.
   std::vector<std::int64_t> offs;
   for (const auto& o : m_offsets) offs.insert(offs.end(), o.begin(), o.end());
-  write("offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, {hsize_t(m_offsets.size()), 3}, offs.data());
+  f.write("offsets", {std::int64_t(m_offsets.size()), 3}, offs.data());
+  f.close();
+  out.commit();
 }
 
 Dataset Dataset::read_hdf5(const std::string& file) {
-  hid_t fid = -1;
-  // Silence HDF5's own error stack: the exception below says what is wrong.
-  H5E_BEGIN_TRY {
-    if (H5Fis_hdf5(file.c_str()) > 0) fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  }
-  H5E_END_TRY;
-  if (fid < 0)
-    throw Error("surrogate dataset: cannot open '" + file +
-                "' as an HDF5 file (missing, unreadable or not HDF5); check the path (surrogate.dataset)");
-  H5Handle f{fid, H5Fclose};
-  auto read = [&](const char* name, int rank, hid_t mem_type, std::vector<hsize_t>& dims, void* out,
-                  std::size_t capacity, const char* layout) {
-    if (H5Lexists(f.id, name, H5P_DEFAULT) <= 0)
-      throw Error("surrogate dataset: '" + file + "' has no dataset '" + name + "' " + layout +
-                  "; write it with Dataset::write_hdf5");
-    H5Handle d{H5Dopen2(f.id, name, H5P_DEFAULT), H5Dclose};
-    H5Handle s{H5Dget_space(d.id), H5Sclose};
-    const int nd = H5Sget_simple_extent_ndims(s.id);
-    dims.assign(std::max(nd, 0), 0);
-    H5Sget_simple_extent_dims(s.id, dims.data(), nullptr);
-    if (nd != rank)
-      throw Error("surrogate dataset: '" + file + "' dataset '" + name + "' has shape " + shape_text(dims) +
-                  ", expected rank " + std::to_string(rank) + " " + layout);
-    if (out == nullptr) return;
-    std::size_t n = 1;
-    for (auto v : dims) n *= v;
-    if (n > capacity)
-      throw Error("surrogate dataset: internal: buffer too small for '" + std::string(name) + "'");
-    h5check(H5Dread(d.id, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
-            std::string("read '") + name + "' from '" + file + "'");
+  const std::string where = "surrogate dataset '" + file + "'";
+  auto refuse = [&](const std::string& what) {
+    throw io::FileError(io::FileProblem::invalid_content, file, where + ": " + what);
   };
+  // Files written by write_hdf5 carry a format and checksums (verified); offline data written
+  // by other tools (h5py) may not, and is read as it is.
+  io::H5File f = [&] {
+    try {
+      return io::H5File::open(file, io::Verify::checksums_if_present);
+    } catch (const io::FileError& e) {
+      throw io::FileError(e.problem(), file, "surrogate dataset (surrogate.dataset): " + std::string(e.what()));
+    }
+  }();
+  if (f.has_attribute("format")) f.require_format(k_format, k_format_version);
   const char* sample_layout = "[samples, channels, nz, ny, nx]";
-  std::vector<hsize_t> di, dt;
-  read("inputs", 5, H5T_NATIVE_DOUBLE, di, nullptr, 0, sample_layout);
-  read("targets", 5, H5T_NATIVE_DOUBLE, dt, nullptr, 0, sample_layout);
+  for (const char* name : {"inputs", "targets"})
+    if (!f.has(name))
+      throw io::FileError(io::FileProblem::missing_object, file,
+                          where + " has no dataset '" + name + "' " + sample_layout +
+                              "; write it with Dataset::write_hdf5");
+  const auto di = f.shape("inputs"), dt = f.shape("targets");
+  if (di.size() != 5 || dt.size() != 5)
+    refuse("datasets 'inputs' " + shape_text(di) + " and 'targets' " + shape_text(dt) + " must both have rank 5 " +
+           sample_layout);
   if (di[0] != dt[0] || di[2] != dt[2] || di[3] != dt[3] || di[4] != dt[4])
-    throw Error("surrogate dataset: '" + file + "' datasets 'inputs' " + shape_text(di) + " and 'targets' " +
-                shape_text(dt) + " differ in samples or extent (all but the channel axis must agree)");
+    refuse("datasets 'inputs' " + shape_text(di) + " and 'targets' " + shape_text(dt) +
+           " differ in samples or extent (all but the channel axis must agree)");
   for (int a = 1; a < 5; ++a)
     if (di[a] == 0 || dt[a] == 0)
-      throw Error("surrogate dataset: '" + file + "' datasets 'inputs' " + shape_text(di) +
-                  " and 'targets' " + shape_text(dt) +
-                  " need at least one channel and one cell along every axis");
-  std::vector<double> vin(di[0] * di[1] * di[2] * di[3] * di[4]), vout(dt[0] * dt[1] * dt[2] * dt[3] * dt[4]);
-  read("inputs", 5, H5T_NATIVE_DOUBLE, di, vin.data(), vin.size(), sample_layout);
-  read("targets", 5, H5T_NATIVE_DOUBLE, dt, vout.data(), vout.size(), sample_layout);
+      refuse("datasets 'inputs' " + shape_text(di) + " and 'targets' " + shape_text(dt) +
+             " need at least one channel and one cell along every axis");
+  const std::vector<double> vin = f.read<double>("inputs"), vout = f.read<double>("targets");
+  for (const auto* v : {&vin, &vout})
+    for (std::size_t k = 0; k < v->size(); ++k)
+      if (!std::isfinite((*v)[k]))
+        refuse("dataset '" + std::string(v == &vin ? "inputs" : "targets") + "' holds " +
+               std::to_string((*v)[k]) + " at flat index " + std::to_string(k) +
+               "; training data must be finite: fix or regenerate the file");
   // Offsets: absent in files written before they were stored; those tiles start at the origin.
-  std::vector<std::int64_t> offs(di[0] * 3, 0);
-  if (H5Lexists(f.id, "offsets", H5P_DEFAULT) > 0) {
-    std::vector<hsize_t> dof;
-    read("offsets", 2, H5T_NATIVE_INT64, dof, nullptr, 0, "[samples, 3] (x, y, z cells)");
-    if (dof[0] != di[0] || dof[1] != 3)
-      throw Error("surrogate dataset: '" + file + "' dataset 'offsets' has shape " + shape_text(dof) +
-                  ", expected [" + std::to_string(di[0]) + ", 3] (x, y, z cells of each sample's tile)");
-    read("offsets", 2, H5T_NATIVE_INT64, dof, offs.data(), offs.size(), "[samples, 3] (x, y, z cells)");
+  std::vector<std::int64_t> offs(std::size_t(di[0] * 3), 0);
+  if (f.has("offsets")) {
+    std::vector<std::int64_t> dof;
+    offs = f.read<std::int64_t>("offsets", &dof);
+    if (dof.size() != 2 || dof[0] != di[0] || dof[1] != 3)
+      refuse("dataset 'offsets' has shape " + shape_text(dof) + ", expected [" + std::to_string(di[0]) +
+             ", 3] (x, y, z cells of each sample's tile)");
   }
-  Dataset ds(int(di[1]), int(dt[1]), {std::int64_t(di[4]), std::int64_t(di[3]), std::int64_t(di[2])});
-  const std::size_t ni = di[1] * di[2] * di[3] * di[4], no = dt[1] * dt[2] * dt[3] * dt[4];
-  for (hsize_t s = 0; s < di[0]; ++s)
-    ds.add(std::vector<double>(vin.begin() + s * ni, vin.begin() + (s + 1) * ni),
-           std::vector<double>(vout.begin() + s * no, vout.begin() + (s + 1) * no),
+  Dataset ds(int(di[1]), int(dt[1]), {di[4], di[3], di[2]});
+  const std::size_t ni = std::size_t(di[1] * di[2] * di[3] * di[4]), no = std::size_t(dt[1] * dt[2] * dt[3] * dt[4]);
+  for (std::size_t s = 0; s < std::size_t(di[0]); ++s)
+    ds.add(std::vector<double>(vin.begin() + std::ptrdiff_t(s * ni), vin.begin() + std::ptrdiff_t((s + 1) * ni)),
+           std::vector<double>(vout.begin() + std::ptrdiff_t(s * no), vout.begin() + std::ptrdiff_t((s + 1) * no)),
            {offs[3 * s], offs[3 * s + 1], offs[3 * s + 2]});
   return ds;
 }

@@ -182,7 +182,7 @@ TEST(SurrogateDataset, RefusesMissingOrForeignFiles) {
   expect_refused(missing, {missing, "cannot open", "surrogate.dataset"});
   const std::string text = temp_path("not_hdf5.h5");
   std::ofstream(text) << "this is not an HDF5 file\n";
-  expect_refused(text, {text, "not HDF5"});
+  expect_refused(text, {text, "not an HDF5 file"});
   std::remove(text.c_str());
 }
 
