@@ -20,12 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace io = mantissa::io;
+using iotest::ScratchDir;
+using iotest::world_rank;
 using mantissa::Grid;
 using mantissa::seismic::ModelKind;
 using mantissa::seismic::VelocityModel;
 using mantissa::seismic::VelocityModelConfig;
-using iotest::ScratchDir;
-using iotest::world_rank;
 
 Grid mesh() {
   Grid g;
@@ -114,16 +114,32 @@ TEST(VelocityFile, BadValuesAndGeometryAreRefusedNamingFileAndValue) {
     std::vector<std::string> needles;
   };
   const std::vector<Case> cases = {
-      {"nan.h5", with(3 * 11 + 4, nan), {}, {}, {"'velocity'", "holds nan m/s", "x index 4, y index 3", "a number"}},
+      {"nan.h5",
+       with(3 * 11 + 4, nan),
+       {},
+       {},
+       {"'velocity'", "holds nan m/s", "x index 4, y index 3", "a number"}},
       {"negative.h5", with(5, -1500.0), {}, {}, {"holds -1500 m/s", "x index 5", "positive"}},
       {"zero.h5", with(0, 0.0), {}, {}, {"holds 0 m/s", "positive"}},
-      {"tiny.h5", with(7, 1e-20), {}, {}, {"holds 1e-20 m/s", "at least 1e-09 m/s (the deck's lower bound)"}},
+      {"tiny.h5",
+       with(7, 1e-20),
+       {},
+       {},
+       {"m/s at (x index 7, y index 0)", "at least 1e-09 m/s (the deck's lower bound)"}},
       {"inf.h5", with(9, std::numeric_limits<double>::infinity()), {}, {}, {"holds inf m/s", "finite"}},
-      {"spacing0.h5", good, {0.0, 0.0}, {10.0, 0.0}, {"attribute 'spacing'", "is 0 along y", "finite positive"}},
+      {"spacing0.h5",
+       good,
+       {0.0, 0.0},
+       {10.0, 0.0},
+       {"attribute 'spacing'", "is 0 along y", "finite positive"}},
       {"spacingnan.h5", good, {}, {nan, 5.0}, {"attribute 'spacing'", "is nan along x"}},
       {"originnan.h5", good, {nan, 0.0}, {}, {"attribute 'origin'", "is nan along x", "finite number"}},
       {"short.h5", good, {0.0}, {}, {"attribute 'origin'", "has 1 values; it needs 2"}},
-      {"small.h5", good, {0.0, 0.0}, {5.0, 2.5}, {"covers 0..50 m along x", "mesh spans 0..100 m", "covers the mesh"}},
+      {"small.h5",
+       good,
+       {0.0, 0.0},
+       {5.0, 2.5},
+       {"covers 0..50 m along x", "mesh spans 0..100 m", "covers the mesh"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -165,7 +181,8 @@ TEST(VelocityFile, BadValuesAndGeometryAreRefusedNamingFileAndValue) {
     VelocityModel m(c, mesh(), MPI_COMM_WORLD);
     ADD_FAILURE() << "missing dataset accepted";
   } catch (const mantissa::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("has no dataset 'vp'; set seismic.velocity.dataset"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("has no dataset 'vp'; set seismic.velocity.dataset"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -208,7 +225,8 @@ TEST(SurrogateDatasetFile, RoundTripIsVerifiedAndDamageRefused) {
       ADD_FAILURE() << "damaged dataset accepted";
     } catch (const io::FileError& e) {
       EXPECT_EQ(e.problem(), io::FileProblem::damaged) << e.what();
-      EXPECT_NE(std::string(e.what()).find("'/targets' in '" + file + "' fails its checksum"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("'/targets' in '" + file + "' fails its checksum"),
+                std::string::npos)
           << e.what();
     }
   }
