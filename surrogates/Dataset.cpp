@@ -151,20 +151,21 @@ Dataset Dataset::read_hdf5(const std::string& file) {
     try {
       return io::H5File::open(file, io::Verify::checksums_if_present);
     } catch (const io::FileError& e) {
-      throw io::FileError(e.problem(), file, "surrogate dataset (surrogate.dataset): " + std::string(e.what()));
+      throw io::FileError(e.problem(), file,
+                          "surrogate dataset (surrogate.dataset): " + std::string(e.what()));
     }
   }();
   if (f.has_attribute("format")) f.require_format(k_format, k_format_version);
   const char* sample_layout = "[samples, channels, nz, ny, nx]";
   for (const char* name : {"inputs", "targets"})
     if (!f.has(name))
-      throw io::FileError(io::FileProblem::missing_object, file,
-                          where + " has no dataset '" + name + "' " + sample_layout +
-                              "; write it with Dataset::write_hdf5");
+      throw io::FileError(
+          io::FileProblem::missing_object, file,
+          where + " has no dataset '" + name + "' " + sample_layout + "; write it with Dataset::write_hdf5");
   const auto di = f.shape("inputs"), dt = f.shape("targets");
   if (di.size() != 5 || dt.size() != 5)
-    refuse("datasets 'inputs' " + shape_text(di) + " and 'targets' " + shape_text(dt) + " must both have rank 5 " +
-           sample_layout);
+    refuse("datasets 'inputs' " + shape_text(di) + " and 'targets' " + shape_text(dt) +
+           " must both have rank 5 " + sample_layout);
   if (di[0] != dt[0] || di[2] != dt[2] || di[3] != dt[3] || di[4] != dt[4])
     refuse("datasets 'inputs' " + shape_text(di) + " and 'targets' " + shape_text(dt) +
            " differ in samples or extent (all but the channel axis must agree)");
@@ -189,11 +190,14 @@ Dataset Dataset::read_hdf5(const std::string& file) {
              ", 3] (x, y, z cells of each sample's tile)");
   }
   Dataset ds(int(di[1]), int(dt[1]), {di[4], di[3], di[2]});
-  const std::size_t ni = std::size_t(di[1] * di[2] * di[3] * di[4]), no = std::size_t(dt[1] * dt[2] * dt[3] * dt[4]);
+  const std::size_t ni = std::size_t(di[1] * di[2] * di[3] * di[4]),
+                    no = std::size_t(dt[1] * dt[2] * dt[3] * dt[4]);
   for (std::size_t s = 0; s < std::size_t(di[0]); ++s)
-    ds.add(std::vector<double>(vin.begin() + std::ptrdiff_t(s * ni), vin.begin() + std::ptrdiff_t((s + 1) * ni)),
-           std::vector<double>(vout.begin() + std::ptrdiff_t(s * no), vout.begin() + std::ptrdiff_t((s + 1) * no)),
-           {offs[3 * s], offs[3 * s + 1], offs[3 * s + 2]});
+    ds.add(
+        std::vector<double>(vin.begin() + std::ptrdiff_t(s * ni), vin.begin() + std::ptrdiff_t((s + 1) * ni)),
+        std::vector<double>(vout.begin() + std::ptrdiff_t(s * no),
+                            vout.begin() + std::ptrdiff_t((s + 1) * no)),
+        {offs[3 * s], offs[3 * s + 1], offs[3 * s + 2]});
   return ds;
 }
 

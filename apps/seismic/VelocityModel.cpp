@@ -39,19 +39,22 @@ void read_file(const VelocityModelConfig& c, const Grid& grid, std::array<std::i
   }();
   if (!f.has(c.dataset))
     throw io::FileError(io::FileProblem::missing_object, c.file,
-                        where + " has no dataset '" + c.dataset + "'; set seismic.velocity.dataset to the "
-                        "dataset holding the velocities (h5ls shows what the file holds)");
+                        where + " has no dataset '" + c.dataset +
+                            "'; set seismic.velocity.dataset to the "
+                            "dataset holding the velocities (h5ls shows what the file holds)");
   const auto dims = f.shape(c.dataset);
   const char* layout = grid.dim == 3 ? "(z, y, x)" : "(y, x)";
   if (int(dims.size()) != grid.dim)
-    refuse("dataset '" + c.dataset + "' has " + std::to_string(dims.size()) + " dimensions but the grid has " +
-           std::to_string(grid.dim) + " (mesh.dim); give a " + layout + " dataset");
+    refuse("dataset '" + c.dataset + "' has " + std::to_string(dims.size()) +
+           " dimensions but the grid has " + std::to_string(grid.dim) + " (mesh.dim); give a " + layout +
+           " dataset");
   // dims are (z, y, x) in 3D, (y, x) in 2D.
   n = {1, 1, 1};
   for (int a = 0; a < grid.dim; ++a) {
     n[std::size_t(a)] = dims[std::size_t(grid.dim - 1 - a)];
     if (n[std::size_t(a)] < 1)
-      refuse("dataset '" + c.dataset + "' has no points along " + std::string("xyz").substr(std::size_t(a), 1) +
+      refuse("dataset '" + c.dataset + "' has no points along " +
+             std::string("xyz").substr(std::size_t(a), 1) +
              "; give a dataset with at least one point along every axis");
   }
   origin = grid.origin;
@@ -62,19 +65,24 @@ void read_file(const VelocityModelConfig& c, const Grid& grid, std::array<std::i
     if (!attrs.has(name)) continue;  // the mesh's own
     std::vector<double> v;
     const auto& a = attrs.all().at(name);
-    if (const auto* d = std::get_if<std::vector<double>>(&a)) v = *d;
-    else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&a)) v.assign(i->begin(), i->end());
-    else if (const auto* d1 = std::get_if<double>(&a)) v = {*d1};
-    else if (const auto* i1 = std::get_if<std::int64_t>(&a)) v = {double(*i1)};
+    if (const auto* d = std::get_if<std::vector<double>>(&a))
+      v = *d;
+    else if (const auto* i = std::get_if<std::vector<std::int64_t>>(&a))
+      v.assign(i->begin(), i->end());
+    else if (const auto* d1 = std::get_if<double>(&a))
+      v = {*d1};
+    else if (const auto* i1 = std::get_if<std::int64_t>(&a))
+      v = {double(*i1)};
     if (int(v.size()) < grid.dim)
       refuse("attribute '" + std::string(name) + "' of dataset '" + c.dataset + "' has " +
-             std::to_string(v.size()) + " values; it needs " + std::to_string(grid.dim) + " (x, y[, z]) in metres");
+             std::to_string(v.size()) + " values; it needs " + std::to_string(grid.dim) +
+             " (x, y[, z]) in metres");
     for (int ax = 0; ax < grid.dim; ++ax) {
       const double x = v[std::size_t(ax)];
       const bool spacing_attr = std::string(name) == "spacing";
       if (!std::isfinite(x) || (spacing_attr && !(x > 0.0)))
-        refuse("attribute '" + std::string(name) + "' of dataset '" + c.dataset + "' is " + num(x) + " along " +
-               std::string("xyz").substr(std::size_t(ax), 1) + "; " +
+        refuse("attribute '" + std::string(name) + "' of dataset '" + c.dataset + "' is " + num(x) +
+               " along " + std::string("xyz").substr(std::size_t(ax), 1) + "; " +
                (spacing_attr ? "a spacing must be a finite positive number of metres"
                              : "an origin must be a finite number of metres") +
                ": fix the file's attribute");
@@ -91,7 +99,10 @@ void read_file(const VelocityModelConfig& c, const Grid& grid, std::array<std::i
     std::string at = "(x index " + std::to_string(i) + ", y index " + std::to_string(j) +
                      (grid.dim == 3 ? ", z index " + std::to_string(l) : std::string()) + ")";
     refuse("dataset '" + c.dataset + "' holds " + num(v) + " m/s at " + at + "; every velocity must be " +
-           (std::isnan(v) ? "a number" : !std::isfinite(v) ? "finite" : v <= 0.0 ? "positive" : "at least " + num(min_velocity) + " m/s (the deck's lower bound)") +
+           (std::isnan(v)       ? "a number"
+            : !std::isfinite(v) ? "finite"
+            : v <= 0.0          ? "positive"
+                                : "at least " + num(min_velocity) + " m/s (the deck's lower bound)") +
            ": fix the file (e.g. fill gaps from the neighbouring values)");
   }
   // The file must cover the mesh (half a file cell of slack at the edges); clamping further
@@ -103,9 +114,10 @@ void read_file(const VelocityModelConfig& c, const Grid& grid, std::array<std::i
     const double mlo = grid.origin[A], mhi = grid.coordinate(a, grid.n[a] - 1);
     if (mlo < lo || mhi > hi)
       refuse("dataset '" + c.dataset + "' covers " + num(origin[A]) + ".." +
-             num(origin[A] + double(n[A] - 1) * spacing[A]) + " m along " + std::string("xyz").substr(A, 1) + " (" +
-             std::to_string(n[A]) + " points, spacing " + num(spacing[A]) + ") but the mesh spans " + num(mlo) +
-             ".." + num(mhi) + " m (mesh.origin, mesh.n, mesh.spacing); give a model that covers the mesh");
+             num(origin[A] + double(n[A] - 1) * spacing[A]) + " m along " + std::string("xyz").substr(A, 1) +
+             " (" + std::to_string(n[A]) + " points, spacing " + num(spacing[A]) + ") but the mesh spans " +
+             num(mlo) + ".." + num(mhi) +
+             " m (mesh.origin, mesh.n, mesh.spacing); give a model that covers the mesh");
   }
 }
 
