@@ -1,5 +1,7 @@
+#include <surrogates/Extrapolation.hpp>
 #include <surrogates/Patches.hpp>
 #include <surrogates/Surrogate.hpp>
+#include <surrogates/detail/Pushforward.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -211,6 +213,11 @@ Surrogate::Surrogate(const SurrogateConfig& config, const Decomposition& decomp)
   if (config.pushforward_steps < 1)
     throw Error("surrogate.train.pushforward_steps = " + std::to_string(config.pushforward_steps) +
                 " must be at least 1");
+  if (config.extrapolation == TimeExtrapolation::linear &&
+      (mc.in_channels < 2 || mc.out_channels > mc.in_channels))
+    throw Error(
+        "surrogate.extrapolation = linear needs the state one solver step apart in input channels 0 and 1 "
+        "(in_channels >= 2) and the predicted channels among the inputs (out_channels <= in_channels)");
   if (config.scaling == InputScaling::amplitude && mc.out_channels > mc.in_channels)
     throw Error(
         "surrogate.scaling = amplitude needs the predicted channels among the inputs "
@@ -287,45 +294,6 @@ std::int64_t Surrogate::num_samples() const {
 }
 
 namespace {
-// Pushforward batch arithmetic in normalised token units. The state channels of tokens `in`
-// (sample i) advance by the prediction `pred`, and the target becomes the rest of the way to the
-// state after sample i+1: t' = t_i + r t_{i+1}^(phys) - pred, all per channel affine.
-// r = amplitude(i+1) / amplitude(i) rescales sample i+1's change into sample i's units.
-template <class T>
-void pushforward_batch(const Matrix<T>& in, const Matrix<T>& t0, const Matrix<T>& t1, const Matrix<T>& pred,
-                       const std::vector<double>& ratio, std::int64_t tokens_per_tile, const ModelConfig& mc,
-                       const Normalization& nz) {
-  const int pc = mc.patch_cells(), cout = mc.out_channels;
-  Kokkos::View<double*, MemSpace> r("mantissa::surrogates::Surrogate::pushforward_ratio", ratio.size());
-  Kokkos::View<double**, MemSpace> k("mantissa::surrogates::Surrogate::pushforward_channels", cout, 4);
-  {
-    auto hr = Kokkos::create_mirror_view(r);
-    for (std::size_t i = 0; i < ratio.size(); ++i) hr(i) = ratio[i];
-    Kokkos::deep_copy(r, hr);
-    auto hk = Kokkos::create_mirror_view(k);
-    for (int c = 0; c < cout; ++c) {
-      hk(c, 0) = nz.out_std[c] / nz.in_std[c];  // normalised change -> normalised input
-      hk(c, 1) = nz.out_mean[c] / nz.in_std[c];
-      hk(c, 2) = nz.out_mean[c] / nz.out_std[c];  // mean of a change in normalised target units
-      hk(c, 3) = 0.0;
-    }
-    Kokkos::deep_copy(k, hk);
-  }
-  const std::int64_t rows = pred.extent(0), fo = pred.extent(1);
-  Kokkos::parallel_for(
-      "mantissa::surrogates::Surrogate::pushforward", Kokkos::RangePolicy<ExecSpace>(0, rows * fo),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t row = e / fo, f = e % fo;
-        const int c = int(f / pc);
-        const double q = double(pred(row, f));
-        const double rr = r(row / tokens_per_tile);
-        // x' = x + (q s_out + m_out); t' = (d_i + r d_{i+1} - (q s_out + m_out) - m_out) / s_out
-        in(row, f) = T(double(in(row, f)) + q * k(c, 0) + k(c, 1));
-        const double t1phys = double(t1(row, f)) + k(c, 2);  // d_{i+1} / s_out
-        t0(row, f) = T(double(t0(row, f)) + rr * t1phys - q - k(c, 2));
-      });
-}
-
 // Adds noise to the state channels of `in` and subtracts it (in target units) from `t`.
 template <class T>
 void add_noise(const Matrix<T>& in, const Matrix<T>& t, double sigma, const ModelConfig& mc,
@@ -425,7 +393,7 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
       }
       ds.make_batch(next, nz, mc, layout1, in1, out1);
       trainer.predict(layout, in, pred, mask);
-      pushforward_batch(in, out, out1, pred, ratio, layout.tokens_per_tile(), mc, nz);
+      detail::pushforward_batch(in, out, out1, pred, ratio, layout.tokens_per_tile(), mc, nz);
     }
     if (m_config.noise > 0.0) add_noise(in, out, m_config.noise, mc, nz, m_impl->gen);
     const StepResult r = trainer.step(layout, in, out, mask);
@@ -480,6 +448,14 @@ TrainStats Surrogate::train(int steps, const std::function<bool()>& stop) {
       pull(0, n.in_mean.size(), m_impl->norm.in_mean, m_impl->norm.in_std);
       pull(2 * n.in_mean.size(), n.out_mean.size(), m_impl->norm.out_mean, m_impl->norm.out_std);
     }
+  }
+  if (m_config.extrapolation == TimeExtrapolation::linear) {
+    const auto skip = linear_extrapolation(m_impl->norm, m_config.steps_per_prediction,
+                                           m_config.model.out_channels, m_config.model.patch_cells());
+    if (m_impl->master64)
+      m_impl->trainer64->set_skip(skip);
+    else
+      m_impl->trainer32->set_skip(skip);
   }
   TrainStats stats;
   const auto t0 = std::chrono::steady_clock::now();
@@ -568,12 +544,17 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
   ctx.fp8.comm = m_decomp.comm();
   ctx.fp8.counted_rows = owned_tokens(mc, eb, ob, 1);
   ctx.fp8.current = true;
+  const LinearSkip skip =
+      m_config.extrapolation == TimeExtrapolation::linear
+          ? linear_extrapolation(nz, m_config.steps_per_prediction, mc.out_channels, mc.patch_cells())
+          : LinearSkip();
   if (p == Precision::fp64) {
     auto tokens =
         make_matrix<double>("mantissa::surrogates::Surrogate::tokens", layout.num_tokens(), mc.in_features());
     Matrix<double> out;
     patchify(fin, mc.patch, mc.patch_z(), tokens);
     m_impl->model64->forward(ctx, layout, tokens, out);
+    add_skip(skip, tokens, out);
     unpatchify(out, mc.patch, mc.patch_z(), fout);
   } else {
     auto tokens =
@@ -581,6 +562,7 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
     Matrix<float> out;
     patchify(fin, mc.patch, mc.patch_z(), tokens);
     m_impl->model32->forward(ctx, layout, tokens, out);
+    add_skip(skip, tokens, out);
     unpatchify(out, mc.patch, mc.patch_z(), fout);
   }
   auto hout = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fout);
@@ -605,7 +587,8 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
 namespace {
 std::vector<std::pair<std::string, std::int64_t>> definition(const SurrogateConfig& c) {
   return {{"steps_per_prediction", c.steps_per_prediction},
-          {"scaling", c.scaling == InputScaling::amplitude ? 1 : 0}};
+          {"scaling", c.scaling == InputScaling::amplitude ? 1 : 0},
+          {"extrapolation", c.extrapolation == TimeExtrapolation::linear ? 1 : 0}};
 }
 }  // namespace
 
@@ -733,6 +716,8 @@ std::string Surrogate::describe() const {
      << to_string(m_config.train_precision) << ", K = " << m_config.steps_per_prediction
      << " steps per prediction; halo " << m_config.model.halo_patches() << " patches; "
      << (m_config.scaling == InputScaling::amplitude ? "state scaled by its amplitude" : "dataset scaling");
+  if (m_config.extrapolation == TimeExtrapolation::linear)
+    os << "; predicts the change beyond linear extrapolation";
   if (m_config.noise > 0.0) os << "; training noise " << m_config.noise;
   if (m_config.pushforward > 0.0)
     os << "; pushforward " << m_config.pushforward

@@ -28,6 +28,12 @@ namespace mantissa::surrogates {
 //    and a state at rest stays at rest (amplitude 0 predicts no change).
 enum class InputScaling { dataset, amplitude };
 
+// What the model's output is added to (Extrapolation.hpp):
+//  - none: nothing; the model predicts the whole change over K steps.
+//  - linear: linear extrapolation in time from input channels 0 and 1 (the state one solver step
+//    apart), K (u^n - u^{n-1}) for every predicted channel; the model learns what it misses.
+enum class TimeExtrapolation { none, linear };
+
 struct SurrogateConfig {
   ModelConfig model;
   OptimizerConfig optimizer;
@@ -37,6 +43,7 @@ struct SurrogateConfig {
   int steps_per_prediction = 4;                 // K: solver steps one prediction advances
   std::uint64_t seed = 20261129;                // batch sampling
   InputScaling scaling = InputScaling::dataset;
+  TimeExtrapolation extrapolation = TimeExtrapolation::none;
   // Training noise (Sanchez-Gonzalez et al., ICML 2020): Gaussian noise of this standard deviation
   // (in normalised units) added to the state channels of every input, the target corrected so the
   // model learns to land on the true next state from the perturbed one. 0: off.

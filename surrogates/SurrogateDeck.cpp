@@ -33,6 +33,12 @@ void register_schema(Schema& s) {
       "deviation over the training set) or 'amplitude' (the state and its change first divided by the "
       "state's RMS over the domain: predictions scale with the state, a state at rest stays at rest)",
       {"dataset", "amplitude"}, std::string("dataset"));
+  s.choice(
+      "surrogate.extrapolation",
+      "what the model's output is added to: 'none' (the model predicts the whole change over K steps) or "
+      "'linear' (linear extrapolation in time, K (u^n - u^{n-1}) from input channels 0 and 1, the state one "
+      "solver step apart: the model learns only what extrapolation misses; stored in the weights file)",
+      {"none", "linear"}, std::string("none"));
   s.integer("surrogate.seed", "seed of the weight initialisation and of batch sampling", 20261129, 0,
             std::int64_t(1) << 62);
   s.section("surrogate.train", "Training: AdamW with warm-up and cosine decay, clipping, mixed precision.");
@@ -92,6 +98,8 @@ SurrogateConfig config_from_deck(const Deck& deck) {
   c.batch_size = int(deck.get_int("surrogate.train.batch_size"));
   c.scaling =
       deck.get_string("surrogate.scaling") == "amplitude" ? InputScaling::amplitude : InputScaling::dataset;
+  c.extrapolation = deck.get_string("surrogate.extrapolation") == "linear" ? TimeExtrapolation::linear
+                                                                           : TimeExtrapolation::none;
   c.noise = deck.get_real("surrogate.train.noise");
   c.pushforward = deck.get_real("surrogate.train.pushforward");
   c.pushforward_steps = int(deck.get_int("surrogate.train.pushforward_steps"));

@@ -74,6 +74,7 @@ StepResult Trainer<T>::step(const TokenLayout& layout, const Matrix<T>& inputs, 
   m_model.zero_grad();
   m_ctx.fp8.counted_rows = counted_rows;
   m_model.forward(m_ctx, layout, inputs, m_out);
+  add_skip(m_skip, inputs, m_out);
   // d(mean squared error)/d out = 2 (out - target) / count, times the loss scale.
   double sse = squared_error(m_out, targets, 2.0 / count * m_loss_scale, true, m_dout, counted_rows);
   m_model.backward(m_ctx, m_dout);
@@ -133,6 +134,7 @@ double Trainer<T>::evaluate(const TokenLayout& layout, const Matrix<T>& inputs, 
   MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_DOUBLE, MPI_SUM, m_comm);
   m_ctx.fp8.counted_rows = counted_rows;
   m_model.forward(m_ctx, layout, inputs, m_out);
+  add_skip(m_skip, inputs, m_out);
   m_ctx.fp8.counted_rows = RowMask();
   double sse = squared_error(m_out, targets, 0.0, false, m_dout, counted_rows);
   MPI_Allreduce(MPI_IN_PLACE, &sse, 1, MPI_DOUBLE, MPI_SUM, m_comm);
@@ -144,6 +146,7 @@ void Trainer<T>::predict(const TokenLayout& layout, const Matrix<T>& inputs, Mat
                          const RowMask& counted_rows) {
   m_ctx.fp8.counted_rows = counted_rows;
   m_model.forward(m_ctx, layout, inputs, out);
+  add_skip(m_skip, inputs, out);
   m_ctx.fp8.counted_rows = RowMask();
 }
 

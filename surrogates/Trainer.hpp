@@ -10,6 +10,7 @@
 // the loss gradient is multiplied by S before backward; a step whose gradients are not finite
 // is skipped and S halves; after `growth_interval` good steps S doubles.
 #include <surrogates/AdamW.hpp>
+#include <surrogates/Extrapolation.hpp>
 #include <surrogates/Model.hpp>
 
 #include <mpi.h>
@@ -48,6 +49,11 @@ class Trainer {
   void predict(const TokenLayout& layout, const Matrix<T>& inputs, Matrix<T>& out,
                const RowMask& counted_rows = {});
 
+  // A fixed skip added to the model's output in step, evaluate and predict (Extrapolation.hpp);
+  // empty (the default): the output is the model's alone.
+  void set_skip(const LinearSkip& skip) { m_skip = skip; }
+  const LinearSkip& skip() const { return m_skip; }
+
   Precision compute() const { return m_ctx.compute; }
   AdamW<T>& optimizer() { return m_opt; }
   double loss_scale() const { return m_loss_scale; }
@@ -65,6 +71,7 @@ class Trainer {
   LossScaleConfig m_scaling;
   double m_loss_scale = 1.0;
   int m_good_steps = 0;
+  LinearSkip m_skip;
   Matrix<T> m_out, m_dout;
   std::vector<T> m_reduce;  // host staging for the gradient all-reduce
 };
