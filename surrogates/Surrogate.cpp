@@ -59,7 +59,8 @@ struct Surrogate::Impl {
   Normalization norm;
   Provenance provenance;
   std::mt19937_64 gen;
-  int steps_done = 0;  // optimizer steps trained (train_steps' step counter)
+  int steps_done = 0;             // optimizer steps trained (train_steps' step counter)
+  std::uint64_t predictions = 0;  // predict() calls so far (the window shift of the next one)
 
   void sync() {
     if (!other_stale) return;
@@ -73,6 +74,22 @@ struct Surrogate::Impl {
 };
 
 namespace {
+
+// The window origin of training step or prediction n (SurrogateConfig::window_shift): a
+// splitmix64 hash of the seed and n, the same on every rank; 0 to window-1 patches per axis.
+std::array<int, 3> window_origin(std::uint64_t seed, std::uint64_t n, int window) {
+  std::uint64_t z = seed ^ (0x9e3779b97f4a7c15ULL * (n + 1));
+  std::array<int, 3> o{0, 0, 0};
+  for (auto& v : o) {
+    z += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t x = z;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    v = int(x % std::uint64_t(window));
+  }
+  return o;
+}
 
 // Boxes of every rank: what it owns and what it needs with `halo` patches around it.
 struct Tiles {
@@ -382,6 +399,8 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
       for (auto& i : idx) i = pick(m_impl->gen);
     }
     ds.make_batch(idx, nz, mc, layout, in, out);
+    if (m_config.window_shift)
+      layout.set_window_origin(window_origin(m_config.seed, std::uint64_t(s), mc.window));
     for (int j = 1; j <= h; ++j) {
       // The state advances by the model's own prediction; the target becomes the rest of the
       // way to the state after sample i + j, in sample i's units.
@@ -489,6 +508,7 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
     throw Error("surrogate: predict got " + std::to_string(outputs.size()) + " output fields, expected " +
                 std::to_string(mc.out_channels));
   m_impl->sync();
+  ++m_impl->predictions;
   const int C = mc.in_channels;
   const std::array<std::int64_t, 3> ps{mc.patch, mc.patch, mc.patch_z()};
   const Tiles t = tiles(m_decomp, mc, mc.halo_patches());
@@ -531,8 +551,10 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
           hin(0, c, z, y, x) =
               (ext[((c * ee[2] + z) * ee[1] + y) * ee[0] + x] - nz.in_mean[c]) / nz.in_std[c];
   Kokkos::deep_copy(fin, hin);
-  const TokenLayout layout(mc.dim, {ee[0] / ps[0], ee[1] / ps[1], ee[2] / ps[2]},
-                           {{eb[0][0] / ps[0], eb[0][1] / ps[1], eb[0][2] / ps[2]}}, mc.window);
+  TokenLayout layout(mc.dim, {ee[0] / ps[0], ee[1] / ps[1], ee[2] / ps[2]},
+                     {{eb[0][0] / ps[0], eb[0][1] / ps[1], eb[0][2] / ps[2]}}, mc.window);
+  if (m_config.window_shift)
+    layout.set_window_origin(window_origin(~m_config.seed, m_impl->predictions - 1, mc.window));
   FieldBatch<double> fout("mantissa::surrogates::Surrogate::extended_out", 1, mc.out_channels, ee[2], ee[1],
                           ee[0]);
   const bool unchanged = m_impl->predicted_version == m_impl->weights_version;
@@ -588,7 +610,8 @@ namespace {
 std::vector<std::pair<std::string, std::int64_t>> definition(const SurrogateConfig& c) {
   return {{"steps_per_prediction", c.steps_per_prediction},
           {"scaling", c.scaling == InputScaling::amplitude ? 1 : 0},
-          {"extrapolation", c.extrapolation == TimeExtrapolation::linear ? 1 : 0}};
+          {"extrapolation", c.extrapolation == TimeExtrapolation::linear ? 1 : 0},
+          {"window_shift", c.window_shift ? 1 : 0}};
 }
 }  // namespace
 
@@ -718,6 +741,7 @@ std::string Surrogate::describe() const {
      << (m_config.scaling == InputScaling::amplitude ? "state scaled by its amplitude" : "dataset scaling");
   if (m_config.extrapolation == TimeExtrapolation::linear)
     os << "; predicts the change beyond linear extrapolation";
+  if (m_config.window_shift) os << "; random window shift per step";
   if (m_config.noise > 0.0) os << "; training noise " << m_config.noise;
   if (m_config.pushforward > 0.0)
     os << "; pushforward " << m_config.pushforward

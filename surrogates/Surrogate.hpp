@@ -44,6 +44,11 @@ struct SurrogateConfig {
   std::uint64_t seed = 20261129;                // batch sampling
   InputScaling scaling = InputScaling::dataset;
   TimeExtrapolation extrapolation = TimeExtrapolation::none;
+  // A random shift of the attention windows' grid (0 to window-1 patches per axis, the same on
+  // every rank) at every training step and every prediction, so that the errors a window edge
+  // makes do not pile up at one place through a rollout. Predictions then depend on how many
+  // came before (the n-th prediction of a surrogate uses the n-th shift).
+  bool window_shift = false;
   // Training noise (Sanchez-Gonzalez et al., ICML 2020): Gaussian noise of this standard deviation
   // (in normalised units) added to the state channels of every input, the target corrected so the
   // model learns to land on the true next state from the perturbed one. 0: off.

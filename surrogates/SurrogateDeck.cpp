@@ -39,6 +39,12 @@ void register_schema(Schema& s) {
       "'linear' (linear extrapolation in time, K (u^n - u^{n-1}) from input channels 0 and 1, the state one "
       "solver step apart: the model learns only what extrapolation misses; stored in the weights file)",
       {"none", "linear"}, std::string("none"));
+  s.boolean(
+      "surrogate.window_shift",
+      "shift the grid of attention windows by a pseudo-random 0 to window-1 patches per axis at every "
+      "training step and every prediction (the same on every rank), so that window edges do not stay at "
+      "one place through a rollout; the n-th prediction uses the n-th shift (stored in the weights file)",
+      false);
   s.integer("surrogate.seed", "seed of the weight initialisation and of batch sampling", 20261129, 0,
             std::int64_t(1) << 62);
   s.section("surrogate.train", "Training: AdamW with warm-up and cosine decay, clipping, mixed precision.");
@@ -100,6 +106,7 @@ SurrogateConfig config_from_deck(const Deck& deck) {
       deck.get_string("surrogate.scaling") == "amplitude" ? InputScaling::amplitude : InputScaling::dataset;
   c.extrapolation = deck.get_string("surrogate.extrapolation") == "linear" ? TimeExtrapolation::linear
                                                                            : TimeExtrapolation::none;
+  c.window_shift = deck.get_bool("surrogate.window_shift");
   c.noise = deck.get_real("surrogate.train.noise");
   c.pushforward = deck.get_real("surrogate.train.pushforward");
   c.pushforward_steps = int(deck.get_int("surrogate.train.pushforward_steps"));

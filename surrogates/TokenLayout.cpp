@@ -41,6 +41,14 @@ TokenLayout::TokenLayout(int dim, std::array<std::int64_t, 3> extent,
   m_shifted = build(window / 2);
 }
 
+void TokenLayout::set_window_origin(const std::array<int, 3>& origin) {
+  if (origin == m_origin) return;
+  m_origin = origin;
+  if (m_dim == 2) m_origin[2] = 0;
+  m_plain = build(0);
+  m_shifted = build(m_window / 2);
+}
+
 Windows TokenLayout::build(int shift) const {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_coords);
   const std::int64_t per_tile = tokens_per_tile();
@@ -54,9 +62,9 @@ Windows TokenLayout::build(int shift) const {
     std::vector<std::array<std::int64_t, 3>> order;
     for (std::int64_t k = 0; k < per_tile; ++k) {
       const std::int64_t t = b * per_tile + k;
-      std::array<std::int64_t, 3> key{floor_div(h(t, 0) + shift, m_window),
-                                      floor_div(h(t, 1) + shift, m_window),
-                                      m_dim == 3 ? floor_div(h(t, 2) + shift, m_window) : 0};
+      std::array<std::int64_t, 3> key{floor_div(h(t, 0) + shift + m_origin[0], m_window),
+                                      floor_div(h(t, 1) + shift + m_origin[1], m_window),
+                                      m_dim == 3 ? floor_div(h(t, 2) + shift + m_origin[2], m_window) : 0};
       auto& g = groups[key];
       if (g.empty()) order.push_back(key);
       g.push_back(int(t));

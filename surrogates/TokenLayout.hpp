@@ -41,11 +41,18 @@ class TokenLayout {
   // Global patch coordinates of each token, [num_tokens, 3] (x, y, z).
   const Kokkos::View<int**, Kokkos::LayoutRight, MemSpace>& coords() const { return m_coords; }
   const Windows& windows(bool shifted) const { return shifted ? m_shifted : m_plain; }
+  // Moves the window grid by `origin` patches per axis (the positions stay): the windows of a
+  // token at global patch x are those of x + origin. SurrogateConfig::window_shift draws a new
+  // origin for every training step and every prediction, so that no window edge stays at the
+  // same place through a rollout.
+  void set_window_origin(const std::array<int, 3>& origin);
+  const std::array<int, 3>& window_origin() const { return m_origin; }
 
  private:
   Windows build(int shift) const;
   int m_dim = 2, m_window = 1;
   std::array<std::int64_t, 3> m_extent{1, 1, 1};
+  std::array<int, 3> m_origin{0, 0, 0};
   std::vector<std::array<std::int64_t, 3>> m_offsets;
   Kokkos::View<int**, Kokkos::LayoutRight, MemSpace> m_coords;
   Windows m_plain, m_shifted;

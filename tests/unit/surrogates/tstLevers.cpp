@@ -4,11 +4,14 @@
 //    sample i's amplitude units, for chains of 1 and 2 predictions; training takes pushforward
 //    steps only after the first quarter and only where the samples continue each other.
 //  - extrapolation = linear: the prediction is the network's plus exactly K (u^n - u^{n-1}).
+//  - window_shift: the window grid moves by a whole number of patches (positions stay), and a
+//    surrogate with it predicts differently from one prediction to the next, deterministically.
 //  - a state at rest stays at rest with amplitude scaling (zero in, zero out, exactly) and the
 //    prediction is homogeneous in the state; with dataset scaling it is not (the contrast that
 //    shows the test can tell).
 #include <surrogates/Extrapolation.hpp>
 #include <surrogates/Surrogate.hpp>
+#include <surrogates/TokenLayout.hpp>
 #include <surrogates/detail/Pushforward.hpp>
 
 #include <gtest/gtest.h>
@@ -313,4 +316,63 @@ TEST(SurrogateLevers, AmplitudeScalingKeepsAStateAtRestAtRest) {
         EXPECT_GT(homog, 1e-6 * scale) << "dataset scaling is not homogeneous";
       }
     }
+}
+
+// The window origin moves the windows as if the tiles started `origin` patches further on, and
+// leaves the positions where they are.
+TEST(SurrogateLevers, WindowOriginMovesTheWindowsNotThePositions) {
+  const ms::TokenLayout a(2, {8, 6, 1}, {{4, 0, 0}, {0, 6, 0}}, 4);
+  ms::TokenLayout b(2, {8, 6, 1}, {{4, 0, 0}, {0, 6, 0}}, 4);
+  const ms::TokenLayout moved(2, {8, 6, 1}, {{5, 3, 0}, {1, 9, 0}}, 4);
+  b.set_window_origin({1, 3, 0});
+  auto same = [](const ms::Windows& x, const ms::Windows& y) {
+    if (x.count != y.count) return false;
+    auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.members);
+    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y.members);
+    auto ox = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.offsets);
+    auto oy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y.offsets);
+    for (std::size_t i = 0; i < hx.size(); ++i)
+      if (hx(i) != hy(i)) return false;
+    for (std::size_t i = 0; i < ox.size(); ++i)
+      if (ox(i) != oy(i)) return false;
+    return true;
+  };
+  for (bool shifted : {false, true}) {
+    EXPECT_TRUE(same(b.windows(shifted), moved.windows(shifted))) << "shifted " << shifted;
+    EXPECT_FALSE(same(a.windows(shifted), b.windows(shifted))) << "shifted " << shifted;
+  }
+  auto ca = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.coords());
+  auto cb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.coords());
+  for (std::size_t i = 0; i < ca.size(); ++i) EXPECT_EQ(ca.data()[i], cb.data()[i]);
+}
+
+// With window_shift the same state predicts differently from one prediction to the next (the
+// windows moved), the sequence is the same for every surrogate built alike, and without it a
+// prediction does not depend on the ones before.
+TEST(SurrogateLevers, WindowShiftChangesThePredictionFromStepToStep) {
+  mantissa::Decomposition d(MPI_COMM_SELF, grid());
+  const Trajectory t = trajectory(8);
+  for (bool shift : {false, true}) {
+    auto c = surrogate_config(ms::InputScaling::amplitude);
+    c.window_shift = shift;
+    ms::Surrogate s1(c, d), s2(c, d);
+    for (auto* s : {&s1, &s2}) {
+      add_samples(*s, d, t, {0, 1, 2, 3});
+      s->train(2);
+    }
+    std::vector<std::vector<double>> p1, p2;
+    for (int k = 0; k < 4; ++k) {
+      p1.push_back(predict(s1, d, t, 5, 1.0, 0));
+      p2.push_back(predict(s2, d, t, 5, 1.0, 0));
+    }
+    int differ = 0;
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(p1[k], p2[k]) << "prediction " << k;
+      if (k > 0) differ += p1[k] != p1[0] ? 1 : 0;
+    }
+    if (shift)
+      EXPECT_GE(differ, 2) << "the windows moved between predictions";
+    else
+      EXPECT_EQ(differ, 0);
+  }
 }
