@@ -8,6 +8,7 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/core/PrecisionSupport.hpp>
+#include <mantissa/mesh/MeshDeck.hpp>
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/ReportSection.hpp>
 
@@ -256,6 +257,24 @@ workflow::PrecisionTable cfd_precisions() {
           {set(P::fp64, P::fp64, P::fp64), set(P::fp64, P::fp64, P::fp32), set(P::fp64, P::fp64, P::bf16),
            set(P::fp64, P::fp64, P::fp16), set(P::fp32, P::fp32, P::fp32), set(P::fp32, P::fp32, P::fp64),
            set(P::fp32, P::fp32, P::bf16)}};
+}
+
+double cfd_bytes_per_point(const Deck& deck, Precision storage) {
+  const cfd::Config c = cfd::config_from_deck(deck);
+  try {
+    (void)cfd::choose_dt(grid_from_deck(deck), c);
+  } catch (const Error& e) {
+    // the file and line of the key at fault first, as the schema's own refusals have them
+    const char* key = (c.cfl > 0.0 && c.cfl <= 1.0) ? "cfd.dt" : "cfd.cfl";
+    throw Error(deck.where(key) + ": " + e.what());
+  }
+  const double s = storage == Precision::fp64 ? 8.0 : storage == Precision::fp32 ? 4.0 : 2.0;
+  // FlowSolver: u, v, u^n, v^n and the stage (u, v) in the storage precision; phi of both
+  // stages and the divergence right-hand side in fp64. PoissonSolver: the fp64 CG's six work
+  // fields. Multigrid: x, x2, f, r per level, 4/3 of the finest level's points over the 2D
+  // hierarchy, in fp64 for the fp64 reference (the largest model: a mixed-precision
+  // variant's fp32 CG work fields, 24 B, are less than what its fp32 or 16-bit levels save).
+  return 6.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 4.0 / 3.0;
 }
 
 std::unique_ptr<workflow::PhysicsModel> make_cfd_model(const workflow::ModelContext& ctx,

@@ -7,6 +7,8 @@
 // velocity's divergence), solver_iterations (multigrid cycles of the last step, both stages),
 // solver_residual, cfl. Probes: u at cfd.probes. Its report section adds the solver role and the
 // flow's numbers to report.md's table and report.json's campaign.cfd.
+#include <mantissa/core/Deck.hpp>
+#include <mantissa/core/Precision.hpp>
 #include <mantissa/workflow/PhysicsModel.hpp>
 #include <mantissa/workflow/Registry.hpp>
 #include <mantissa/workflow/ReportSection.hpp>
@@ -19,5 +21,12 @@ workflow::PrecisionTable cfd_precisions();
 std::unique_ptr<workflow::PhysicsModel> make_cfd_model(const workflow::ModelContext& ctx,
                                                        const workflow::PrecisionSet& precision);
 std::unique_ptr<workflow::ReportSection> make_cfd_report(const workflow::ModelContext& ctx);
+
+// Bytes per grid point (ghosts included) of one cfd model with this velocity storage, for
+// Estimate.cpp (what `mantissa check` prints and `run` checks before allocating). It first puts
+// the deck's cfd section through the solver's own checks without allocating anything
+// (cfd::config_from_deck's cross-key rules, cfd::choose_dt's stability limit), so `check`
+// refuses an unstable cfd.dt with the message `run` would give.
+double cfd_bytes_per_point(const Deck& deck, Precision storage);
 
 }  // namespace mantissa::app

@@ -1,5 +1,9 @@
 #include "Estimate.hpp"
 
+#if __has_include(<cfd/CfdDeck.hpp>)
+#include "CfdAdapter.hpp"
+#endif
+
 #include <mantissa/core/Error.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
 #include <mantissa/workflow/CampaignConfig.hpp>
@@ -59,7 +63,16 @@ Footprint seismic_footprint(const Deck& deck, Precision storage, Precision compu
 
 using FootprintFn = std::function<Footprint(const Deck&, Precision, Precision)>;
 const std::map<std::string, FootprintFn>& footprints() {
-  static const std::map<std::string, FootprintFn> m = {{"seismic", seismic_footprint}};
+  static const std::map<std::string, FootprintFn> m = {
+    {"seismic", seismic_footprint},
+#if __has_include(<cfd/CfdDeck.hpp>)
+    // the flow solver's fields (CfdAdapter.hpp); the state is u, v, phi_stage1, phi_stage2
+    {"cfd",
+     [](const Deck& d, Precision storage, Precision) {
+       return Footprint{cfd_bytes_per_point(d, storage), 4};
+     }},
+#endif
+  };
   return m;
 }
 
