@@ -113,8 +113,11 @@ std::string Campaign::memory_note() const {
   const auto& ref = m_ctx->reference_store();
   std::ostringstream os;
   os.precision(3);
-  os << "one model on the device at a time; the reference is kept as host snapshots of its primary field at "
-     << ref.snapshots.size() << " sample steps (" << ref.snapshot_mib << " MiB on the largest rank)";
+  os << "one model on the device at a time";
+  if (m_cfg.timing.repeats > 0)
+    os << " (while the speed column is timed, one per physics variant: their stretches are interleaved)";
+  os << "; the reference is kept as host snapshots of its primary field at " << ref.snapshots.size()
+     << " sample steps (" << ref.snapshot_mib << " MiB on the largest rank)";
   if (m_cfg.surrogate.enabled && m_cfg.surrogate.training == "online")
     os << "; the online training states (" << ref.train_mib
        << " MiB on the largest rank) are held on the host only until training ends";

@@ -3,6 +3,7 @@
 #include <mantissa/workflow/HybridPhase.hpp>
 #include <mantissa/workflow/PhysicsPhase.hpp>
 #include <mantissa/workflow/RolloutPhase.hpp>
+#include <mantissa/workflow/SpeedPhase.hpp>
 #include <mantissa/workflow/TrainingPhase.hpp>
 
 namespace mantissa::workflow {
@@ -13,6 +14,15 @@ std::string names(const Map& m) {
   std::string s;
   for (const auto& kv : m) s += (s.empty() ? "" : ", ") + kv.first;
   return s.empty() ? "(none registered)" : s;
+}
+}  // namespace
+
+namespace {
+// The speed phase after the physics phases: it times all of them, interleaved (SpeedPhase.hpp).
+PhaseSpec speed_spec(const std::vector<PhaseSpec>& physics, const std::string& kind) {
+  PhaseSpec sp{kind, "speed", {}, ""};
+  for (const auto& p : physics) sp.subjects.push_back({p.name, p.precision});
+  return sp;
 }
 }  // namespace
 
@@ -27,6 +37,7 @@ std::vector<PhaseSpec> precision_campaign_plan(const CampaignConfig& cfg, const 
          table.complete(v.precision, "campaign.variants[" + std::to_string(i) + "] ('" + v.name + "')"),
          "physics"});
   }
+  if (cfg.timing.repeats > 0) out.push_back(speed_spec(out, "speed"));
   const auto& s = cfg.surrogate;
   if (!s.enabled) return out;
   out.push_back({"training", "training", {}, ""});
@@ -56,7 +67,12 @@ std::vector<PhaseSpec> timing_campaign_plan(const CampaignConfig& cfg, const Pre
   CampaignConfig physics_only = cfg;
   physics_only.surrogate.enabled = false;
   auto out = precision_campaign_plan(physics_only, table);
-  for (auto& p : out) p.kind = p.kind == "reference" ? "timing-reference" : "timing";
+  for (auto& p : out)
+    if (p.kind == "reference" || p.kind == "physics")
+      p.kind = p.kind == "reference" ? "timing-reference" : "timing";
+  MANTISSA_ASSERT(!out.empty() && out.back().kind == "speed",
+                  "the precision plan ends without its speed phase");
+  out.back().kind = "timing-speed";
   return out;
 }
 
@@ -73,6 +89,8 @@ const CampaignKinds& CampaignKinds::builtin() {
     c.add_phase("timing-reference",
                 [](const PhaseSpec& s) { return std::make_unique<PhysicsPhase>(s, true, true); });
     c.add_phase("timing", [](const PhaseSpec& s) { return std::make_unique<PhysicsPhase>(s, false, true); });
+    c.add_phase("speed", [](const PhaseSpec& s) { return std::make_unique<SpeedPhase>(s, false); });
+    c.add_phase("timing-speed", [](const PhaseSpec& s) { return std::make_unique<SpeedPhase>(s, true); });
     c.add_campaign("precision", precision_campaign_plan);
     c.add_campaign("timing", timing_campaign_plan);
     return c;

@@ -3,10 +3,12 @@
 // anywhere else). A phase kind is a factory of Phase objects; a campaign kind is a plan that
 // lists the phases a campaign runs, in order, from its config and the physics' precision table.
 //
-// builtin() has the phase kinds reference, physics, training, rollout, hybrid, timing-reference and
-// timing, and the campaign kinds "precision" (the reference, the deck's physics variants, then,
-// when the surrogate is enabled, its training, its rollouts and the hybrid) and "timing" (the
-// reference and the variants' timed stretches only). A new kind (e.g. a timing-only campaign)
+// builtin() has the phase kinds reference, physics, speed, training, rollout, hybrid,
+// timing-reference, timing and timing-speed, and the campaign kinds "precision" (the reference,
+// the deck's physics variants, the speed phase that times all of them interleaved when
+// campaign.timing.repeats > 0, then, when the surrogate is enabled, its training, its rollouts and
+// the hybrid) and "timing" (the reference and the variants set up, and their interleaved timed
+// stretches only). A new kind (e.g. a timing-only campaign)
 // is a Phase subclass in its own file plus one add_phase()/add_campaign() line in builtin(), or
 // added to a copy of builtin() by whoever constructs the Campaign.
 #include <mantissa/workflow/CampaignConfig.hpp>
@@ -46,9 +48,10 @@ class CampaignKinds {
 std::vector<PhaseSpec> precision_campaign_plan(const CampaignConfig& config,
                                                const PrecisionTable& precisions);
 // The plan of the "timing" campaign kind (issue 11: the speed column at production sizes): the
-// reference and the deck's physics variants as timing-only phases (PhysicsPhase timing_only:
-// campaign.timing's stretches, no accuracy run, no reference comparison); no surrogate phases
-// whatever campaign.surrogate says. Throws when campaign.timing.repeats is 0.
+// reference and the deck's physics variants as timing-only phases (PhysicsPhase timing_only: no
+// accuracy run, no reference comparison), then the speed phase "timing-speed" (SpeedPhase: their
+// interleaved stretches, which count as their steps); no surrogate phases whatever
+// campaign.surrogate says. Throws when campaign.timing.repeats is 0.
 std::vector<PhaseSpec> timing_campaign_plan(const CampaignConfig& config, const PrecisionTable& precisions);
 
 }  // namespace mantissa::workflow

@@ -6,10 +6,17 @@
 #include <mantissa/workflow/PrecisionSet.hpp>
 
 #include <string>
+#include <vector>
 
 namespace mantissa::workflow {
 
 class PhaseContext;
+
+// A phase another phase acts on: its name (and result) and its precision set.
+struct PhaseSubject {
+  std::string name;
+  PrecisionSet precision;
+};
 
 // What a campaign plan asks of one phase.
 struct PhaseSpec {
@@ -17,6 +24,8 @@ struct PhaseSpec {
   std::string name;         // unique in the campaign: the variant's name, or the phase's
   PrecisionSet precision;   // of the physics (physics phases) or the surrogate (role "storage")
   std::string result_kind;  // the kind its VariantResult carries in the report; "" = no result
+  // The phases this one acts on (the speed phase: the physics phases whose stepping it times).
+  std::vector<PhaseSubject> subjects = {};
 };
 
 class Phase {

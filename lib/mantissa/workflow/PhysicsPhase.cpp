@@ -5,7 +5,6 @@
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/workflow/Machine.hpp>
 #include <mantissa/workflow/PhysicsPhase.hpp>
-#include <mantissa/workflow/StepTimer.hpp>
 #include <mantissa/workflow/SubnormalCensus.hpp>
 
 #include <algorithm>
@@ -18,13 +17,6 @@ namespace mantissa::workflow {
 namespace {
 SubnormalMode mode_of(bool flush) {
   return flush ? SubnormalMode::flush : SubnormalMode::keep;
-}
-
-std::string ms(double seconds) {
-  std::ostringstream os;
-  os.precision(3);
-  os << seconds * 1e3;
-  return os.str();
 }
 }  // namespace
 
@@ -55,53 +47,6 @@ void PhysicsPhase::census(PhaseContext& ctx, VariantResult& r, const PhysicsMode
     r.census[i].zero.push_back(c[i].zero);
   }
   r.time.analysis += sw.stop();
-}
-
-void PhysicsPhase::time_stepping_of(PhaseContext& ctx, VariantResult& r, PhysicsModel& model) {
-  const auto& cfg = ctx.config();
-  const auto& t = cfg.timing;
-  PhaseTimer sw("campaign::timing");
-  // The same trajectory as the accuracy run (experiment 0 from its initial state), so the
-  // timed steps see the same fields (the same subnormals, the same wave in the absorbing
-  // layers); each stretch starts over after an untimed warm-up.
-  model.select_experiment(0);
-  const std::int64_t warmup = std::max<std::int64_t>(0, std::min(t.warmup_steps, cfg.steps - 1));
-  const std::int64_t rest = cfg.steps - warmup;
-  TimingPlan plan;
-  plan.repeats = t.repeats;
-  plan.warmup_steps = warmup;
-  plan.steps = t.steps > 0 ? std::min(t.steps, rest) : rest;
-  ctx.log("timing " + r.name + ": " + std::to_string(plan.repeats) + " stretches of " +
-          std::to_string(plan.steps) + " steps, each after " + std::to_string(warmup) + " untimed steps");
-  Stepper stepper;
-  stepper.reset = [&model] { model.initialize(); };
-  stepper.advance = [&model](std::int64_t n) { model.step(n); };
-  stepper.fence = [] { fence("mantissa::workflow::PhysicsPhase::timing"); };
-  // A stop (signal, wall-time limit) is honoured before the next warm-up or stretch: the phase
-  // then ends with the repeats done so far (the report gives their number; none: the in-run time)
-  // and the campaign stops at the next phase boundary, with the accuracy run kept.
-  stepper.stop = [&ctx] { return ctx.stop_requested(); };
-  const TimingSummary sum = time_stepping(ctx.comm(), plan, stepper);
-  r.timed_seconds_per_step = sum.samples;
-  r.timed_steps_per_repeat = sum.steps_per_repeat;
-  r.timed_warmup_steps = sum.warmup_steps;
-  if (sum.stopped) {
-    r.time.timing += sw.stop();
-    ctx.log("timing " + r.name + " stopped after " + std::to_string(sum.repeats()) + " of " +
-            std::to_string(plan.repeats) + " stretches (" + ctx.stop_reason() +
-            "); the speed column has those" + (sum.repeats() == 0 ? " (none: the in-run time)" : ""));
-    return;
-  }
-  // The fixed part of a step, in the same job, right after: the physics' own (exchanges, fills)
-  // and one launch + fence; the slowest rank's.
-  double fixed = model.fixed_step_seconds(), gfixed = 0.0;
-  MPI_Allreduce(&fixed, &gfixed, 1, MPI_DOUBLE, MPI_MAX, ctx.comm());
-  r.fixed_step_seconds = gfixed;
-  r.launch_seconds = measure_launch_seconds(ctx.comm());
-  r.time.timing += sw.stop();
-  ctx.log("timed " + r.name + ": " + ms(sum.median) + " ms/step median [" + ms(sum.min) + " - " +
-          ms(sum.max) + "] of " + std::to_string(sum.repeats()) + "; fixed part " +
-          (gfixed >= 0 ? ms(gfixed) : std::string("n/a")) + " ms, launch " + ms(r.launch_seconds) + " ms");
 }
 
 void PhysicsPhase::measure_bound(PhaseContext& ctx, VariantResult& r) {
@@ -141,17 +86,10 @@ bool PhysicsPhase::run_timing_only(PhaseContext& ctx) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   r.final_rel_l2 = r.max_rel_l2 = r.final_max_error = r.final_energy_drift = r.max_abs_energy_drift = nan;
   r.status = "running";
-  ctx.log("timing only " + r.name + " (" + r.description + "); subnormals " + env.describe());
-  time_stepping_of(ctx, r, *model);
-  // The timed steps are this phase's steps: the speed column's per-step traffic and rates.
-  const auto cost = model->cost_per_step();
-  double seconds = 0.0;
-  for (double x : r.timed_seconds_per_step) seconds += x * double(r.timed_steps_per_repeat);
-  r.steps_done = std::int64_t(r.timed_seconds_per_step.size()) * r.timed_steps_per_repeat;
-  r.time.steps = seconds;
-  r.cell_updates = cost.cell_updates * double(r.steps_done);
-  r.bytes = cost.bytes * double(r.steps_done);
-  r.flops = cost.flops * double(r.steps_done);
+  ctx.log("timing only " + r.name + " (" + r.description + "); subnormals " + env.describe() +
+          "; timed with the other variants, interleaved, in the phase 'speed'");
+  // The timed stretches (and the steps, traffic and memory they count) are the speed phase's,
+  // interleaved with the other variants' (SpeedPhase).
   r.memory_hwm_mib = memory_hwm_mib(ctx.comm());
   r.status = "ok";
   return true;
@@ -270,9 +208,8 @@ bool PhysicsPhase::run(PhaseContext& ctx, bool resumed) {
   r.bytes = cost.bytes * double(r.steps_done);
   r.flops = cost.flops * double(r.steps_done);
   if (stopped) return false;
-  // The speed column: the stepping alone, timed after the accuracy numbers are in (they are
-  // not touched: the model starts over from the initial state and nothing is recorded).
-  if (r.status != "failed" && cfg.timing.repeats > 0) time_stepping_of(ctx, r, *model);
+  // The speed column is measured after every physics phase, interleaved over the variants
+  // (SpeedPhase): the accuracy numbers are not touched by it.
   if (r.status != "failed") r.status = "ok";  // a resume inside a later experiment does not repeat finish()
   cur.experiment = 0;
   return true;

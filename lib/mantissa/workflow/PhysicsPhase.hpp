@@ -4,20 +4,21 @@
 // the sample steps (and the online training states) for the phases after it.
 //
 // The speed column (issue 11): each phase steps under its subnormal mode (campaign.
-// flush_subnormals, a variant's override; FloatEnv on every host thread), counts the subnormal
-// values of every state field at the sample steps, and, after its accuracy run, times its
-// stepping as whole stretches of the same trajectory (campaign.timing; StepTimer) followed by
-// the step's fixed part. The reference first measures the machine's memory bound (triad).
+// flush_subnormals, a variant's override; FloatEnv on every host thread) and counts the subnormal
+// values of every state field at the sample steps; the reference first measures the machine's
+// memory bound (triad). The timed stretches come after all physics phases, interleaved over the
+// variants (SpeedPhase.hpp).
 #include <mantissa/core/FloatEnv.hpp>
 #include <mantissa/workflow/Phase.hpp>
 #include <mantissa/workflow/PhaseContext.hpp>
 
 namespace mantissa::workflow {
 
-// timing_only (campaign kind "timing", CampaignKinds.hpp): the phase runs only the timed stretches
-// and the fixed-part measurement, for production sizes: no accuracy run, no recording, no
-// comparison with the reference, no census, no snapshot; its accuracy numbers are NaN (null in
-// report.json) and speed.steps counts the timed steps.
+// timing_only (campaign kind "timing", CampaignKinds.hpp): for production sizes, the phase only
+// sets its result up (the model's description, the subnormal mode) for the speed phase's timed
+// stretches: no accuracy run, no recording, no comparison with the reference, no census, no
+// snapshot; its accuracy numbers are NaN (null in report.json) and speed.steps counts the timed
+// steps.
 class PhysicsPhase : public Phase {
  public:
   PhysicsPhase(PhaseSpec spec, bool is_reference, bool timing_only = false);
@@ -28,7 +29,6 @@ class PhysicsPhase : public Phase {
   static void note_reference_memory(PhaseContext& ctx);
   SubnormalMode subnormal_mode(const CampaignConfig& cfg) const;
   static void census(PhaseContext& ctx, VariantResult& r, const PhysicsModel& model, std::int64_t step);
-  static void time_stepping_of(PhaseContext& ctx, VariantResult& r, PhysicsModel& model);
   static void measure_bound(PhaseContext& ctx, VariantResult& r);
   bool run_timing_only(PhaseContext& ctx);
   bool m_reference;

@@ -48,7 +48,7 @@ SpeedSummary speed_summary(const VariantResult& r, const VariantResult& referenc
 namespace {
 // "0.153 [0.150-0.160]" (ms) for a timed variant, "0.153 (in-run)" otherwise.
 std::string step_cell(const SpeedSummary& sp) {
-  if (!sp.timed) return num(sp.time_per_step * 1e3) + " (in-run)";
+  if (!sp.timed) return num(sp.time_per_step * 1e3) + " (" + sp.method + ")";
   return num(sp.timing.median * 1e3) + " [" + num(sp.timing.min * 1e3) + "-" + num(sp.timing.max * 1e3) + "]";
 }
 // "1.36", or "1.02 (noise)" when the ranges of the repeats overlap the reference's.
@@ -77,30 +77,42 @@ SpeedSummary speed_summary(const VariantResult& r, const VariantResult& referenc
   s.in_run_time_per_step = (r.steps_done > 0 && t > 0.0) ? t / double(r.steps_done) : nan;
   s.timed = !r.timed_seconds_per_step.empty();
   if (s.timed) s.timing = summarize(r.timed_seconds_per_step, r.timed_steps_per_repeat, r.timed_warmup_steps);
-  s.time_per_step = s.timed ? s.timing.median : s.in_run_time_per_step;
+  // A pure rollout's own cost is its predictions: their inference time per simulated step (its
+  // physics lead-in steps are the physics', whose speed the timed stretches measure).
+  const std::int64_t predicted = r.steps_done - r.physics_steps;
+  const bool predictions =
+      !s.timed && r.kind == "surrogate" && r.surrogate_steps > 0 && predicted > 0 && r.time.inference > 0.0;
+  s.method = s.timed ? "timed" : predictions ? "predictions" : "in-run";
+  s.time_per_step = s.timed       ? s.timing.median
+                    : predictions ? r.time.inference / double(predicted)
+                                  : s.in_run_time_per_step;
   if (s.time_per_step > 0.0) {
     s.cell_updates_per_s = r.steps_done > 0 ? r.cell_updates / double(r.steps_done) / s.time_per_step : 0.0;
     s.gflops = r.steps_done > 0 ? r.flops / double(r.steps_done) / s.time_per_step * 1e-9 : 0.0;
   }
-  // Bandwidth only where the physics did the stepping (the traffic model is the physics').
-  if (r.time.steps > 0.0 && r.bytes > 0.0 && r.steps_done > 0 && s.time_per_step > 0.0) {
+  // Bandwidth only where the physics did all the stepping (the traffic model is the physics').
+  if (is_physics(r) && r.time.steps > 0.0 && r.bytes > 0.0 && r.steps_done > 0 && s.time_per_step > 0.0) {
     const double bytes_per_step = r.bytes / double(r.steps_done);
-    // The in-run figure of a variant that was not timed: its stepping time, not the hybrid's inference.
     s.bandwidth_gbs =
         bytes_per_step / (s.timed ? s.time_per_step : r.time.steps / double(r.steps_done)) * 1e-9;
   }
-  // Speed-up against the reference measured the same way: timed medians where both were timed,
-  // else the in-run times (the surrogates, which have no timed stretches).
+  // Speed-up against the reference's timed median whenever the reference was timed: a variant
+  // without timed stretches (a surrogate) is placed against it too, never against the reference's
+  // in-run time (one fenced step at a time, with the recording around it: on a loaded machine
+  // many times the timed step). Without timed stretches of the reference, in-run against in-run.
   const bool ref_timed = !reference.timed_seconds_per_step.empty();
   double tref = 0.0;
-  if (s.timed && ref_timed) {
+  if (ref_timed) {
     tref = summarize(reference.timed_seconds_per_step).median;
   } else {
     const double tr = stepping_seconds(reference);
     tref = reference.steps_done > 0 && tr > 0.0 ? tr / double(reference.steps_done) : 0.0;
   }
-  const double mine = s.timed && ref_timed ? s.time_per_step : s.in_run_time_per_step;
+  s.reference_time_per_step = tref > 0.0 ? tref : nan;
+  const double mine = s.timed && !ref_timed ? s.in_run_time_per_step : s.time_per_step;
   s.speedup = (tref > 0.0 && mine > 0.0) ? tref / mine : nan;
+  s.speedup_method =
+      ref_timed ? (s.timed ? std::string("timed") : s.method + " vs timed reference") : std::string("in-run");
   s.speedup_within_noise = s.timed && ref_timed && &r != &reference && r.name != reference.name &&
                            difference_within_noise(summarize(reference.timed_seconds_per_step), s.timing);
   s.triad_gbs = reference.triad_gbs > 0.0 ? reference.triad_gbs : nan;
@@ -327,7 +339,8 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
         .value("surrogate_steps", r.surrogate_steps)
         .value("physics_steps", r.physics_steps);
     j.value("time_per_step_s", sp.time_per_step).value("speedup_vs_reference", sp.speedup);
-    j.value("method", sp.timed ? "timed" : "in-run");
+    j.value("method", sp.method).value("speedup_method", sp.speedup_method);
+    j.value("reference_time_per_step_s", sp.reference_time_per_step);
     j.value("in_run_time_per_step_s", sp.in_run_time_per_step);
     if (sp.timed) {
       const auto& t = sp.timing;
@@ -337,6 +350,10 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
       j.value("steps_per_repeat", t.steps_per_repeat).value("warmup_steps", t.warmup_steps);
       j.begin_array("samples_s");
       for (double x : t.samples) j.value("", x);
+      j.end_array();
+      // Where each sample fell in the job's sequence of timed stretches (interleaved over the variants).
+      j.begin_array("sequence");
+      for (auto x : r.timed_sequence) j.value("", x);
       j.end_array().end_object();
     } else {
       j.null("timing");
@@ -444,7 +461,7 @@ std::string speed_md(const Campaign& c) {
          << num(t.min * 1e3) << "-" << num(t.max * 1e3) << " | " << pct(t.relative_spread()) << " | "
          << t.repeats() << " x " << t.steps_per_repeat << " | ";
     else
-      os << num(sp.time_per_step * 1e3) << " (in-run) | - | - | - | - | ";
+      os << num(sp.time_per_step * 1e3) << " (" << sp.method << ") | - | - | - | - | ";
     os << speedup_cell(sp) << " | " << (sp.bandwidth_gbs > 0.0 ? num(sp.bandwidth_gbs) : std::string("n/a"))
        << " | " << pct(sp.bandwidth_fraction) << " | "
        << (std::isfinite(sp.fixed_step_seconds) ? num(sp.fixed_step_seconds * 1e3) : std::string("n/a"))
@@ -453,11 +470,14 @@ std::string speed_md(const Campaign& c) {
   }
   os << "\nTime per step: the median of the timed stretches (each the same trajectory as the accuracy run, "
         "from the initial state after untimed warm-up steps, nothing recorded inside it; the slowest rank's "
-        "time); spread = (max - min) / median; \"(noise)\": the repeats' range overlaps the reference's, so "
-        "the speed-up is inside the noise. In-run: the accuracy run's own stepping, one fenced step at a "
-        "time (surrogates have only this). Bandwidth: the physics' minimum-traffic model per step / time per "
-        "step, and as a fraction of the triad. Fixed part: the step's halo exchanges and boundary fills (or "
-        "one kernel launch + fence) timed alone in this job.\n\n";
+        "time), interleaved: round r timed stretch r of every variant in turn, so a load burst falls on all "
+        "of them alike; spread = (max - min) / median; \"(noise)\": the repeats' range overlaps the "
+        "reference's, so the speed-up is inside the noise. In-run: the accuracy run's own stepping, one "
+        "fenced step at a time (with the recording around it; not a speed measurement); predictions: a "
+        "rollout's inference time per simulated step, in-run. Every speed-up divides the reference's timed "
+        "median (surrogates included) when the reference was timed. Bandwidth: the physics' minimum-traffic "
+        "model per step / time per step, and as a fraction of the triad. Fixed part: the step's halo "
+        "exchanges and boundary fills (or one kernel launch + fence) timed alone in this job.\n\n";
   for (const auto& w : warnings) os << "**Warning** " << w << ".\n\n";
   return os.str();
 }

@@ -14,7 +14,11 @@ namespace mantissa::workflow {
 
 // 2: the speed column is the median of timed stretches (speed.timing), with the measured bounds
 // (context.bounds, speed.bound), the step's fixed part and the subnormal census (issue 11).
-inline constexpr int report_schema_version = 2;
+// 3: the timed stretches are interleaved over the variants (speed.timing.sequence); a surrogate's
+// speed-up and its speed placement are against the reference's timed median (speed.speedup_method,
+// surrogate.speed_placement.physics_method), a pure rollout's time per step is its predictions'
+// (speed.method "predictions"), and surrogates have no effective bandwidth.
+inline constexpr int report_schema_version = 3;
 // A variant's step whose fixed part (halo exchanges, boundary fills, launches) is at least this
 // fraction of its time per step is too small to tell precisions apart: the report warns.
 inline constexpr double fixed_cost_warning_fraction = 0.5;
@@ -38,12 +42,17 @@ std::string main_table(const Campaign& campaign);
 // Derived speed numbers of one variant, shared by the writers (and tested).
 struct SpeedSummary {
   // Seconds per physics step (or physics-step equivalent): the median of the timed stretches
-  // where the variant was timed, else the accuracy run's own stepping time per step.
+  // where the variant was timed; a pure rollout's inference time per simulated step of its
+  // predictions; else the accuracy run's own stepping time per step.
   double time_per_step = 0.0;
-  double speedup = 0.0;             // reference time per step / this time per step (same method)
-  double cell_updates_per_s = 0.0;  // 0: not counted
-  double bandwidth_gbs = 0.0;       // effective, from the physics' traffic model; 0: not counted
-  double gflops = 0.0;              // 0: not counted
+  std::string method;  // "timed" | "predictions" | "in-run": which of those time_per_step is
+  // reference_time_per_step / time_per_step (in-run against in-run when the reference was not timed).
+  double speedup = 0.0;
+  double reference_time_per_step = 0.0;  // the reference's timed median (else its in-run time); NaN: none
+  std::string speedup_method;            // "timed", "<method> vs timed reference", or "in-run"
+  double cell_updates_per_s = 0.0;       // 0: not counted
+  double bandwidth_gbs = 0.0;            // effective, from the physics' traffic model; 0: not counted
+  double gflops = 0.0;                   // 0: not counted
 
   bool timed = false;                 // time_per_step is the median of timed stretches
   TimingSummary timing;               // of the timed stretches (when timed)

@@ -98,10 +98,13 @@ struct VariantResult {
   double cell_updates = 0.0, bytes = 0.0, flops = 0.0;  // totals over the phase; 0: not counted
   double memory_hwm_mib = 0.0;  // process high-water mark after the phase (max over ranks)
   double energy_joules = -1.0;  // < 0: not measured
-  // Timed stretches after the accuracy run (StepTimer; campaign.timing): seconds per step of each
-  // repeat, in the order run; empty: not timed (the speed column is the in-run time).
+  // Timed stretches after the physics phases (SpeedPhase, StepTimer; campaign.timing): seconds per
+  // step of each repeat, in the order run; empty: not timed (the speed column is the in-run time).
   std::vector<double> timed_seconds_per_step;
   std::int64_t timed_steps_per_repeat = 0, timed_warmup_steps = 0;
+  // Where each of those stretches fell in the job's sequence of timed stretches (0-based; the
+  // variants' stretches are interleaved: round r has stretch r of every variant).
+  std::vector<std::int64_t> timed_sequence;
   // The step's fixed part, measured in the same job right after the timing (max over ranks, s):
   // the physics' own (halo exchanges, boundary fills; PhysicsModel::fixed_step_seconds) and one
   // kernel launch + fence; < 0: not measured.
@@ -261,6 +264,7 @@ void serialize(Archive& a, VariantResult& r) {
   a("timed_seconds_per_step", r.timed_seconds_per_step);
   a("timed_steps_per_repeat", r.timed_steps_per_repeat);
   a("timed_warmup_steps", r.timed_warmup_steps);
+  a("timed_sequence", r.timed_sequence);
   a("fixed_step_seconds", r.fixed_step_seconds);
   a("launch_seconds", r.launch_seconds);
   a("triad_gbs", r.triad_gbs);

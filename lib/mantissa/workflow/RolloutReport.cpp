@@ -1,4 +1,5 @@
 #include <mantissa/workflow/RolloutReport.hpp>
+#include <mantissa/workflow/StepTimer.hpp>
 
 #include <cmath>
 #include <sstream>
@@ -213,9 +214,21 @@ std::vector<SpeedPlacement> speed_placement(const std::vector<VariantResult>& re
   std::vector<SpeedPlacement> out;
   if (results.empty()) return out;
   const auto& ref = results.front();
-  const double t_phys =
-      ref.steps_done > 0 ? (ref.time.steps + ref.time.inference) / double(ref.steps_done) : 0.0;
+  const bool ref_timed = !ref.timed_seconds_per_step.empty();
+  const double t_phys = ref_timed            ? summarize(ref.timed_seconds_per_step).median
+                        : ref.steps_done > 0 ? (ref.time.steps + ref.time.inference) / double(ref.steps_done)
+                                             : 0.0;
   if (!(t_phys > 0.0)) return out;
+  std::string fastest;
+  double t_fastest = 0.0;
+  for (const auto& r : results) {
+    if ((r.kind != "reference" && r.kind != "physics") || r.timed_seconds_per_step.empty()) continue;
+    const double m = summarize(r.timed_seconds_per_step).median;
+    if (m > 0.0 && (fastest.empty() || m < t_fastest)) {
+      fastest = r.name;
+      t_fastest = m;
+    }
+  }
   for (const auto& r : results) {
     if (r.kind != "surrogate" || r.surrogate_steps < 1 || !(r.time.inference > 0.0)) continue;
     SpeedPlacement p;
@@ -223,9 +236,13 @@ std::vector<SpeedPlacement> speed_placement(const std::vector<VariantResult>& re
     p.stride = (r.steps_done - r.physics_steps) / r.surrogate_steps;
     if (p.stride < 1) continue;
     p.physics_s_per_step = t_phys;
+    p.physics_method = ref_timed ? "timed" : "in-run";
     p.s_per_prediction = r.time.inference / double(r.surrogate_steps);
     p.s_per_simulated_step = p.s_per_prediction / double(p.stride);
     p.ratio = p.s_per_simulated_step / t_phys;
+    p.fastest_physics = fastest;
+    p.fastest_physics_s_per_step = t_fastest;
+    p.ratio_to_fastest = t_fastest > 0.0 ? p.s_per_simulated_step / t_fastest : 0.0;
     p.achieved_flops = t.flops_per_prediction > 0.0 ? t.flops_per_prediction / p.s_per_prediction : 0.0;
     p.break_even_k_measured = p.s_per_prediction / t_phys;
     p.break_even_k_peak = t.gemm_peak_flops > 0.0 && t.flops_per_prediction > 0.0
@@ -241,6 +258,12 @@ void speed_placement_json(json::Writer& w, const std::vector<VariantResult>& res
   const auto ps = speed_placement(results, t);
   w.key("speed_placement").begin_object();
   w.field("physics_s_per_step", ps.empty() ? std::nan("") : ps.front().physics_s_per_step);
+  w.field("physics_method", ps.empty() ? std::string("none") : ps.front().physics_method);
+  if (!ps.empty() && !ps.front().fastest_physics.empty())
+    w.field("fastest_physics", ps.front().fastest_physics)
+        .field("fastest_physics_s_per_step", ps.front().fastest_physics_s_per_step);
+  else
+    w.key("fastest_physics").null().key("fastest_physics_s_per_step").null();
   w.field("flops_per_prediction", t.flops_per_prediction > 0.0 ? t.flops_per_prediction : std::nan(""));
   if (t.gemm_peak_flops > 0.0)
     w.field("gemm_gflops", t.gemm_peak_flops * 1e-9).field("gemm", t.gemm_peak_what);
@@ -251,6 +274,7 @@ void speed_placement_json(json::Writer& w, const std::vector<VariantResult>& res
     w.begin_object().field("name", p.name).field("stride", p.stride);
     w.field("s_per_prediction", p.s_per_prediction).field("s_per_simulated_step", p.s_per_simulated_step);
     w.field("ratio_to_physics", p.ratio);
+    w.field("ratio_to_fastest_physics", p.ratio_to_fastest > 0.0 ? p.ratio_to_fastest : std::nan(""));
     w.field("achieved_gflops", p.achieved_flops > 0.0 ? p.achieved_flops * 1e-9 : std::nan(""));
     w.field("break_even_k_measured", p.break_even_k_measured);
     w.field("break_even_k_at_gemm_rate", p.break_even_k_peak > 0.0 ? p.break_even_k_peak : std::nan(""));
@@ -264,25 +288,38 @@ std::string speed_placement_md(const std::vector<VariantResult>& results, const 
   const auto ps = speed_placement(results, t);
   if (ps.empty()) return "";
   std::ostringstream os;
+  const auto& f = ps.front();
+  const bool fastest = !f.fastest_physics.empty();
   os << "\n### Where the surrogate pays\n\n";
-  os << "Time per simulated physics step (s): the surrogate's measured inference time per prediction divided "
-        "by "
-        "its stride K, beside the "
-     << "reference physics' time per step (" << num(ps.front().physics_s_per_step)
-     << " s), both measured in this run. "
-     << "Break-even K: the stride at which one prediction costs what K physics steps cost, at the "
-        "prediction's "
-        "measured cost and at the measured GEMM rate ("
+  os << "Time per simulated physics step (s): the surrogate's inference time per prediction (measured in the "
+        "rollout) divided by its stride K, beside the reference physics' time per step ("
+     << num(f.physics_s_per_step) << " s, "
+     << (f.physics_method == "timed"
+             ? std::string("the median of its timed stretches")
+             : std::string("**its in-run time**: campaign.timing.repeats is 0, so the "
+                           "physics was not timed and this ratio is not a speed "
+                           "measurement"))
+     << ")";
+  if (fastest)
+    os << " and the fastest physics variant's (" << f.fastest_physics << ", "
+       << num(f.fastest_physics_s_per_step) << " s, timed)";
+  os << ", all measured in this run. "
+     << "Break-even K: the stride at which one prediction costs what K reference physics steps cost, at the "
+        "prediction's measured cost and at the measured GEMM rate ("
      << (t.gemm_peak_flops > 0.0 ? num(t.gemm_peak_flops * 1e-9) + " GFLOP/s, " + t.gemm_peak_what
                                  : std::string("not measured"))
      << ") for its " << num(t.flops_per_prediction * 1e-9) << " GFLOP; a stride above it pays.\n\n";
-  os << "| variant | K | s per prediction | s per simulated step | x physics | GFLOP/s achieved | break-even "
-        "K "
-        "(measured) | break-even K (GEMM rate) |\n";
-  os << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  // "x physics": s per simulated step / the reference's; "x <fastest>": / the fastest variant's
+  // (a column only where a physics variant was timed).
+  os << "| variant | K | s per prediction | s per simulated step | x physics | "
+     << (fastest ? "x " + f.fastest_physics + " | " : std::string())
+     << "GFLOP/s achieved | break-even K (measured) | break-even K (GEMM rate) |\n";
+  os << "|---|---:|---:|---:|---:|" << (fastest ? "---:|" : "") << "---:|---:|---:|\n";
   for (const auto& p : ps)
     os << "| " << p.name << " | " << p.stride << " | " << num(p.s_per_prediction) << " | "
        << num(p.s_per_simulated_step) << " | " << num(p.ratio) << " | "
+       << (fastest ? (p.ratio_to_fastest > 0.0 ? num(p.ratio_to_fastest) : std::string("n/a")) + " | "
+                   : std::string())
        << (p.achieved_flops > 0.0 ? num(p.achieved_flops * 1e-9) : std::string("n/a")) << " | "
        << num(p.break_even_k_measured) << " | "
        << (p.break_even_k_peak > 0.0 ? num(p.break_even_k_peak) : std::string("n/a")) << " |\n";

@@ -50,16 +50,25 @@ std::string rollout_md(const CampaignConfig& cfg, const std::vector<VariantResul
 // costs what K physics steps cost, at its measured cost and at the measured GEMM rate
 // (TrainingResult::gemm_peak_flops): K_measured = t_prediction / t_physics_step,
 // K_peak = (flops per prediction / GEMM rate) / t_physics_step. A stride above K pays.
+// t_physics_step is the reference's timed median (campaign.timing's interleaved stretches), never
+// its in-run time (one fenced step at a time with the recording around it: on a loaded machine
+// many times the step; it made a report claim the surrogate cheaper than the physics); only when
+// the reference was not timed (campaign.timing.repeats 0) the in-run time, and physics_method says
+// so. The fastest timed physics variant (e.g. fp32) is given beside it.
 struct SpeedPlacement {
   std::string name;
   std::int64_t stride = 0;
-  double physics_s_per_step = 0.0;     // the reference's time per step
-  double s_per_prediction = 0.0;       // measured inference time / predictions
-  double s_per_simulated_step = 0.0;   // s_per_prediction / stride
-  double ratio = 0.0;                  // s_per_simulated_step / physics_s_per_step
-  double achieved_flops = 0.0;         // flops per prediction / s_per_prediction (0: not counted)
-  double break_even_k_measured = 0.0;  // s_per_prediction / physics_s_per_step
-  double break_even_k_peak = 0.0;      // (flops / GEMM rate) / physics_s_per_step (0: not measured)
+  double physics_s_per_step = 0.0;          // the reference's time per step (timed median, else in-run)
+  std::string physics_method;               // "timed" | "in-run"
+  std::string fastest_physics;              // the timed physics variant with the lowest median ("": none)
+  double fastest_physics_s_per_step = 0.0;  // its timed median
+  double ratio_to_fastest = 0.0;            // s_per_simulated_step / fastest_physics_s_per_step
+  double s_per_prediction = 0.0;            // measured inference time / predictions
+  double s_per_simulated_step = 0.0;        // s_per_prediction / stride
+  double ratio = 0.0;                       // s_per_simulated_step / physics_s_per_step
+  double achieved_flops = 0.0;              // flops per prediction / s_per_prediction (0: not counted)
+  double break_even_k_measured = 0.0;       // s_per_prediction / physics_s_per_step
+  double break_even_k_peak = 0.0;           // (flops / GEMM rate) / physics_s_per_step (0: not measured)
 };
 std::vector<SpeedPlacement> speed_placement(const std::vector<VariantResult>& results,
                                             const TrainingResult& t);

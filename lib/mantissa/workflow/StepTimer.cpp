@@ -99,4 +99,51 @@ TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper
   return t;
 }
 
+InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& plan,
+                                            const std::vector<Stepper>& steppers) {
+  if (plan.repeats < 1) throw Error("time_stepping_interleaved: repeats must be at least 1");
+  for (const auto& s : steppers)
+    if (!s.advance) throw Error("time_stepping_interleaved: a stepper has no advance hook");
+  InterleavedTiming out;
+  const std::size_t n = steppers.size();
+  if (n == 0) return out;
+  const auto& poll = steppers.front().stop;
+  bool stopped = false;
+  auto stop = [&] { return stopped = stopped || (poll && poll()); };
+  auto start = [&](const Stepper& s) {
+    if (s.reset) s.reset();
+    if (plan.warmup_steps > 0 && !stop()) {
+      s.advance(plan.warmup_steps);
+      if (s.fence) s.fence();
+    }
+  };
+  // Stretch lengths: the plan's, or each stepper's own from the doubling probe.
+  std::vector<std::int64_t> steps(n, plan.steps);
+  for (std::size_t i = 0; i < n && !stopped; ++i) {
+    if (steps[i] > 0) continue;
+    start(steppers[i]);
+    std::int64_t k = 1;
+    while (k < plan.max_steps && !stop()) {
+      if (timed_stretch(comm, plan, steppers[i], k) >= plan.min_seconds) break;
+      k = std::min(plan.max_steps, k * 2);
+    }
+    steps[i] = k;
+  }
+  std::vector<std::vector<double>> samples(n);
+  for (int r = 0; r < plan.repeats && !stopped; ++r)
+    for (std::size_t i = 0; i < n; ++i) {
+      start(steppers[i]);
+      if (stop()) break;
+      samples[i].push_back(timed_stretch(comm, plan, steppers[i], steps[i]) / double(steps[i]));
+      out.order.push_back(static_cast<int>(i));
+    }
+  for (std::size_t i = 0; i < n; ++i) {
+    out.summaries.push_back(
+        summarize(std::move(samples[i]), std::max<std::int64_t>(steps[i], 0), plan.warmup_steps));
+    out.summaries.back().stopped = stopped;
+  }
+  out.stopped = stopped;
+  return out;
+}
+
 }  // namespace mantissa::workflow

@@ -67,4 +67,21 @@ struct Stepper {
 // `stopped` set.
 TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper& stepper);
 
+// Several things timed against each other (the campaign's physics variants), interleaved:
+// round r runs stretch r of every stepper in turn (each after its own reset and warm-up), so a
+// load burst on a shared machine lands on every variant's samples alike instead of on the one
+// variant that happened to be running (issue 11: timed one variant after another, a burst during
+// the reference's stretches made fp32 look 5.5x faster, unmarked). bench/solvers times the same
+// way. With plan.steps = 0 each stepper's stretch length is found first (time_stepping's
+// doubling, one stepper after another; those probes are not samples).
+struct InterleavedTiming {
+  std::vector<TimingSummary> summaries;  // one per stepper, in the steppers' order
+  std::vector<int> order;                // the stepper of every timed stretch, in the order run
+  bool stopped = false;                  // a stop came before every stretch ran
+};
+// Collective over comm. The stop hook of steppers[0] is polled before every warm-up and every
+// stretch (the others' are not used); on a stop every summary keeps the stretches it had.
+InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& plan,
+                                            const std::vector<Stepper>& steppers);
+
 }  // namespace mantissa::workflow

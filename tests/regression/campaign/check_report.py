@@ -44,7 +44,7 @@ SPEED_KEYS = ["phases_s", "steps", "time_per_step_s", "speedup_vs_reference", "c
 
 def check_schema(rep):
     check(rep.get("schema") == "mantissa-report", "schema name")
-    check(rep.get("schema_version") == 2, "schema_version 2")
+    check(rep.get("schema_version") == 3, "schema_version 3")
     for k in ("mantissa", "context", "campaign", "surrogate", "variants", "outputs"):
         check(k in rep, f"top-level key {k}")
     ctx = rep["context"]
@@ -61,6 +61,7 @@ def check_schema(rep):
             check(k in v["speed"], f"{v['name']}: speed.{k}")
         check(v["precision_support"] in ("native", "emulated"), f"{v['name']}: precision_support")
         check_speed_section(rep, v)
+    check_interleaved(rep)
 
 
 def check_speed_section(rep, v):
@@ -71,7 +72,10 @@ def check_speed_section(rep, v):
               "warning", "speedup_within_noise"):
         check(k in s, f"{name}: speed.{k}")
     if v["kind"] not in ("reference", "physics"):
-        check(s.get("method") == "in-run" and s.get("timing") is None, f"{name}: surrogates are timed in-run")
+        check(s.get("method") in ("in-run", "predictions") and s.get("timing") is None,
+              f"{name}: surrogates are timed in-run")
+        # Placed against the reference's timed median, never its in-run time (schema 3).
+        check(s.get("speedup_method") == s.get("method") + " vs timed reference", f"{name}: speedup_method")
         return
     b = rep["context"].get("bounds")
     check(b is not None and finite(b.get("triad_GBps")) and b["triad_GBps"] > 0, "context.bounds.triad_GBps")
@@ -105,6 +109,22 @@ def check_speed_section(rep, v):
     for f in sub.get("census", []):
         check(len(f["subnormal"]) == len(steps) and f["values"] > 0 and all(0 <= x <= f["values"] for x in f["subnormal"]),
               f"{name}: census of {f.get('field')}")
+
+
+def check_interleaved(rep):
+    """Issue 11: the physics variants' timed stretches ran interleaved (round r: stretch r of every
+    variant, in the variants' order), and the surrogate is placed against the timed medians."""
+    phys = [v for v in rep["variants"] if v["kind"] in ("reference", "physics")]
+    n = len(phys)
+    for i, v in enumerate(phys):
+        seq = (v["speed"].get("timing") or {}).get("sequence")
+        reps = (v["speed"].get("timing") or {}).get("repeats", 0)
+        check(seq == [r * n + i for r in range(reps)], f"{v['name']}: timed stretches interleaved: {seq}")
+    sp = rep["surrogate"].get("speed_placement")
+    if sp is not None and sp.get("rollouts"):
+        ref_t = phys[0]["speed"]["timing"]
+        check(sp.get("physics_method") == "timed" and sp.get("physics_s_per_step") == ref_t["median_s"],
+              f"speed_placement against the reference's timed median: {sp.get('physics_method')}")
 
 
 def check_numbers(rep):

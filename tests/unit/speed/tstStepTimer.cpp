@@ -117,6 +117,67 @@ TEST(StepTimer, ChoosesTheStretchFromMinSeconds) {
   EXPECT_THROW(time_stepping(MPI_COMM_WORLD, plan, Stepper{}), Error);
 }
 
+// Several steppers timed against each other: round r runs stretch r of every stepper in turn (its
+// reset, warm-up, stretch), never all of one stepper's stretches in a row, and `order` says so.
+TEST(StepTimer, InterleavesTheSteppersRoundByRound) {
+  std::vector<std::string> calls;
+  std::vector<Stepper> steppers(3);
+  for (int i = 0; i < 3; ++i) {
+    const std::string id = std::string(1, char('a' + i));
+    steppers[std::size_t(i)].reset = [&calls, id] { calls.push_back(id + " reset"); };
+    steppers[std::size_t(i)].advance = [&calls, id](std::int64_t n) {
+      calls.push_back(id + " advance " + std::to_string(n));
+    };
+  }
+  TimingPlan plan;
+  plan.repeats = 2;
+  plan.warmup_steps = 3;
+  plan.steps = 20;
+  const auto t = time_stepping_interleaved(MPI_COMM_WORLD, plan, steppers);
+  std::vector<std::string> want;
+  for (int r = 0; r < 2; ++r)
+    for (const char* id : {"a", "b", "c"})
+      for (const char* what : {" reset", " advance 3", " advance 20"}) want.push_back(std::string(id) + what);
+  EXPECT_EQ(calls, want);
+  EXPECT_EQ(t.order, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_FALSE(t.stopped);
+  ASSERT_EQ(t.summaries.size(), 3u);
+  for (const auto& s : t.summaries) {
+    EXPECT_EQ(s.repeats(), 2);
+    EXPECT_EQ(s.steps_per_repeat, 20);
+    EXPECT_EQ(s.warmup_steps, 3);
+    EXPECT_LE(s.min, s.max);
+  }
+  EXPECT_THROW(time_stepping_interleaved(MPI_COMM_WORLD, plan, {Stepper{}}), Error);
+}
+
+// A stop in the middle of a round: the steppers before it in that round have one stretch more
+// than those after it; nothing runs after the stop.
+TEST(StepTimer, InterleavedStopsAtTheNextStretch) {
+  int stretches = 0;
+  bool signalled = false;
+  std::vector<Stepper> steppers(3);
+  for (auto& s : steppers) {
+    s.reset = [] {};
+    s.advance = [&](std::int64_t n) {
+      if (n == 10 && ++stretches == 5) signalled = true;  // during round 1's second stretch
+    };
+  }
+  steppers[0].stop = [&] { return signalled; };
+  TimingPlan plan;
+  plan.repeats = 4;
+  plan.warmup_steps = 1;
+  plan.steps = 10;
+  const auto t = time_stepping_interleaved(MPI_COMM_WORLD, plan, steppers);
+  EXPECT_TRUE(t.stopped);
+  EXPECT_EQ(stretches, 5);
+  EXPECT_EQ(t.order, (std::vector<int>{0, 1, 2, 0, 1}));
+  ASSERT_EQ(t.summaries.size(), 3u);
+  EXPECT_EQ(t.summaries[0].repeats(), 2);
+  EXPECT_EQ(t.summaries[1].repeats(), 2);
+  EXPECT_EQ(t.summaries[2].repeats(), 1);
+}
+
 TEST(Machine, TriadAndLaunchAreMeasured) {
   const auto t = measure_triad(MPI_COMM_WORLD, std::size_t(1) << 20, 3);
   int ranks = 0;

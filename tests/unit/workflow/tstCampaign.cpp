@@ -260,7 +260,7 @@ TEST(WorkflowCampaign, NonFiniteVariantFailsAndTheCampaignGoesOn) {
     std::ifstream in(dir + "/report.json");
     std::stringstream ss;
     ss << in.rdbuf();
-    EXPECT_NE(ss.str().find("\"schema_version\": 2"), std::string::npos);
+    EXPECT_NE(ss.str().find("\"schema_version\": 3"), std::string::npos);
     EXPECT_NE(ss.str().find("\"status\": \"failed\""), std::string::npos);
     EXPECT_TRUE(fs::exists(dir + "/report.md"));
     EXPECT_TRUE(fs::exists(dir + "/report.h5"));

@@ -12,12 +12,14 @@
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/CampaignKinds.hpp>
 #include <mantissa/workflow/Report.hpp>
+#include <mantissa/workflow/RolloutReport.hpp>
 #include <mantissa/workflow/RunDirectory.hpp>
 #include <mantissa/workflow/SubnormalCensus.hpp>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -160,23 +162,50 @@ TEST(SpeedReport, EveryPhysicsVariantIsTimedWithSpreadBoundAndFraction) {
                 mw::difference_within_noise(mw::speed_summary(ref, ref).timing, sp.timing));
     }
   }
-  // A surrogate rollout is not timed in stretches: in-run, against the reference's in-run time.
+  // A surrogate rollout is not timed in stretches: its predictions' inference time per simulated
+  // step, placed against the reference's timed median, never against its in-run time.
   const auto& sur = by_name(r, "surrogate-fp32");
   EXPECT_TRUE(sur.timed_seconds_per_step.empty());
   const auto ssp = mw::speed_summary(sur, ref);
   EXPECT_FALSE(ssp.timed);
-  EXPECT_EQ(ssp.time_per_step, ssp.in_run_time_per_step);
-  EXPECT_DOUBLE_EQ(ssp.speedup, mw::speed_summary(ref, ref).in_run_time_per_step / ssp.time_per_step);
+  EXPECT_EQ(ssp.method, "predictions");
+  ASSERT_GT(sur.surrogate_steps, 0);
+  EXPECT_DOUBLE_EQ(ssp.time_per_step, sur.time.inference / double(sur.steps_done - sur.physics_steps));
+  const double ref_median = mw::summarize(ref.timed_seconds_per_step).median;
+  EXPECT_EQ(ssp.reference_time_per_step, ref_median);
+  EXPECT_DOUBLE_EQ(ssp.speedup, ref_median / ssp.time_per_step);
+  EXPECT_EQ(ssp.speedup_method, "predictions vs timed reference");
+  EXPECT_EQ(ssp.bandwidth_gbs, 0.0);  // the traffic model is the physics'
   EXPECT_TRUE(sur.subnormals_requested.empty());
+  // The surrogate's placement ("x physics") is against the timed medians too.
+  const auto ps = mw::speed_placement(r.results, mw::TrainingResult{});
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].physics_method, "timed");
+  EXPECT_EQ(ps[0].physics_s_per_step, ref_median);
+  EXPECT_DOUBLE_EQ(ps[0].ratio, ps[0].s_per_simulated_step / ref_median);
+  double fastest = ref_median;
+  std::string fastest_name = "reference";
+  for (const std::string name : {"fp32", "fp32-keep"}) {
+    const double m = mw::summarize(by_name(r, name).timed_seconds_per_step).median;
+    if (m < fastest) {
+      fastest = m;
+      fastest_name = name;
+    }
+  }
+  EXPECT_EQ(ps[0].fastest_physics, fastest_name);
+  EXPECT_EQ(ps[0].fastest_physics_s_per_step, fastest);
 
   if (rank_of_world() != 0) return;
-  EXPECT_NE(r.json.find("\"schema_version\": 2"), std::string::npos);
+  EXPECT_NE(r.json.find("\"schema_version\": 3"), std::string::npos);
   EXPECT_NE(r.json.find("\"triad_GBps\""), std::string::npos);
   // Per variant: 3 timed (median, spread), 4 with a bound and its fraction and a fixed part.
   EXPECT_EQ(count(r.json, "\"median_s\""), 3u);
   EXPECT_EQ(count(r.json, "\"relative_spread\""), 3u);
   EXPECT_EQ(count(r.json, "\"method\": \"timed\""), 3u);
-  EXPECT_EQ(count(r.json, "\"method\": \"in-run\""), 1u);
+  EXPECT_EQ(count(r.json, "\"method\": \"predictions\""), 1u);
+  EXPECT_EQ(count(r.json, "\"speedup_method\": \"predictions vs timed reference\""), 1u);
+  EXPECT_EQ(count(r.json, "\"physics_method\": \"timed\""), 1u);
+  EXPECT_EQ(count(r.json, "\"sequence\""), 3u);
   EXPECT_EQ(count(r.json, "\"fraction_of_triad\""), 4u);
   EXPECT_EQ(count(r.json, "\"fixed_step_s\""), 4u);
   EXPECT_EQ(count(r.json, "\"subnormal_share\""), 3u * 2u);  // 3 physics variants x 2 state fields
@@ -187,6 +216,95 @@ TEST(SpeedReport, EveryPhysicsVariantIsTimedWithSpreadBoundAndFraction) {
   if (host_mode_settable()) {
     EXPECT_NE(r.md.find("Flushing, same precision"), std::string::npos);
   }
+}
+
+// The timed stretches of the physics variants are interleaved (the speed phase after the physics
+// phases, before the surrogate's): round r has stretch r of the reference, then of fp32, then of
+// fp32-keep, so a load burst cannot fall on one variant's stretches only. Where each stretch ran is
+// in the results and in report.json (speed.timing.sequence).
+TEST(SpeedReport, TimedStretchesAreInterleavedOverTheVariants) {
+  const auto plan = mw::precision_campaign_plan(config(), mw::test::testwave_precisions());
+  ASSERT_GE(plan.size(), 5u);
+  EXPECT_EQ(plan[3].kind, "speed");
+  EXPECT_EQ(plan[4].kind, "training");
+  ASSERT_EQ(plan[3].subjects.size(), 3u);
+  const std::vector<std::string> names{"reference", "fp32", "fp32-keep"};
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(plan[3].subjects[i].name, names[i]);
+  const auto r = run(config(), scratch("interleaved"));
+  for (std::int64_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(names[std::size_t(i)]);
+    const auto& v = by_name(r, names[std::size_t(i)]);
+    ASSERT_EQ(v.timed_seconds_per_step.size(), 3u);
+    EXPECT_EQ(v.timed_sequence, (std::vector<std::int64_t>{i, i + 3, i + 6}));
+  }
+  EXPECT_TRUE(by_name(r, "surrogate-fp32").timed_sequence.empty());
+  if (rank_of_world() == 0) {
+    // The three "sequence" arrays of report.json, whitespace removed, in the variants' order.
+    std::vector<std::string> seqs;
+    for (auto p = r.json.find("\"sequence\": ["); p != std::string::npos;
+         p = r.json.find("\"sequence\": [", p + 1)) {
+      std::string a;
+      for (auto q = r.json.find('[', p) + 1; q < r.json.size() && r.json[q] != ']'; ++q)
+        if (!std::isspace(static_cast<unsigned char>(r.json[q]))) a += r.json[q];
+      seqs.push_back(a);
+    }
+    EXPECT_EQ(seqs, (std::vector<std::string>{"0,3,6", "1,4,7", "2,5,8"}));
+    EXPECT_NE(r.md.find("interleaved"), std::string::npos);
+  }
+  // Without timed stretches there is no speed phase.
+  auto off = config();
+  off.timing.repeats = 0;
+  for (const auto& p : mw::precision_campaign_plan(off, mw::test::testwave_precisions()))
+    EXPECT_NE(p.kind, "speed");
+}
+
+// The surrogate's placement against hand-made results whose in-run times disagree with the timed
+// ones (as a loaded machine makes them): the placement takes the timed medians, never the in-run.
+TEST(SpeedReport, SurrogatePlacementUsesTheTimedMedians) {
+  mw::VariantResult ref, phys, roll;
+  ref.name = "reference";
+  ref.kind = "reference";
+  ref.steps_done = 100;
+  ref.time.steps = 10.0;                               // in-run: 0.1 s per step (the loaded accuracy run)
+  ref.timed_seconds_per_step = {0.003, 0.001, 0.002};  // timed: median 0.002
+  ref.timed_steps_per_repeat = 10;
+  phys.name = "fp32";
+  phys.kind = "physics";
+  phys.steps_done = 100;
+  phys.time.steps = 5.0;
+  phys.timed_seconds_per_step = {0.001, 0.0005, 0.002};  // median 0.001
+  phys.timed_steps_per_repeat = 10;
+  roll.name = "surrogate-fp32";
+  roll.kind = "surrogate";
+  roll.steps_done = 40;
+  roll.physics_steps = 20;
+  roll.surrogate_steps = 10;  // K = 2
+  roll.time.inference = 0.2;  // 0.02 s per prediction, 0.01 s per simulated step
+  roll.time.steps = 2.0;      // its in-run physics lead-in (not its cost)
+  const auto ps = mw::speed_placement({ref, phys, roll}, mw::TrainingResult{});
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].physics_method, "timed");
+  EXPECT_DOUBLE_EQ(ps[0].physics_s_per_step, 0.002);
+  EXPECT_DOUBLE_EQ(ps[0].s_per_simulated_step, 0.01);
+  EXPECT_DOUBLE_EQ(ps[0].ratio, 5.0);  // 5x the physics' cost, not 0.1x (the in-run would say)
+  EXPECT_EQ(ps[0].fastest_physics, "fp32");
+  EXPECT_DOUBLE_EQ(ps[0].fastest_physics_s_per_step, 0.001);
+  EXPECT_DOUBLE_EQ(ps[0].ratio_to_fastest, 10.0);
+  EXPECT_DOUBLE_EQ(ps[0].break_even_k_measured, 10.0);  // 0.02 s / 0.002 s
+  const auto sp = mw::speed_summary(roll, ref);
+  EXPECT_EQ(sp.method, "predictions");
+  EXPECT_DOUBLE_EQ(sp.time_per_step, 0.01);
+  EXPECT_DOUBLE_EQ(sp.speedup, 0.2);  // 0.002 / 0.01: the surrogate is slower
+  EXPECT_EQ(sp.speedup_method, "predictions vs timed reference");
+  const auto md = mw::speed_placement_md({ref, phys, roll}, mw::TrainingResult{});
+  EXPECT_NE(md.find("the median of its timed stretches"), std::string::npos) << md;
+  EXPECT_NE(md.find("| surrogate-fp32 | 2 | 0.02 | 0.01 | 5 | 10 |"), std::string::npos) << md;
+  // The same results without the reference's timed stretches: in-run, and the report says so.
+  ref.timed_seconds_per_step.clear();
+  const auto qs = mw::speed_placement({ref, phys, roll}, mw::TrainingResult{});
+  ASSERT_EQ(qs.size(), 1u);
+  EXPECT_EQ(qs[0].physics_method, "in-run");
+  EXPECT_DOUBLE_EQ(qs[0].physics_s_per_step, 0.1);
 }
 
 TEST(SpeedReport, SubnormalModeIsAppliedPerVariantAndStated) {
@@ -279,7 +397,10 @@ TEST(SpeedReport, TimingLeavesTheAccuracyNumbersBitForBit) {
   EXPECT_TRUE(std::isnan(sp.bandwidth_fraction));
   if (rank_of_world() == 0) {
     EXPECT_NE(b.json.find("\"bounds\": null"), std::string::npos);
-    EXPECT_EQ(count(b.json, "\"method\": \"in-run\""), 4u);
+    EXPECT_EQ(count(b.json, "\"method\": \"in-run\""), 3u);
+    EXPECT_EQ(count(b.json, "\"method\": \"predictions\""), 1u);
+    EXPECT_EQ(count(b.json, "\"physics_method\": \"in-run\""), 1u);  // and the report says so:
+    EXPECT_NE(b.md.find("its in-run time**"), std::string::npos) << b.md;
     EXPECT_NE(b.md.find("Memory bound: not measured"), std::string::npos);
   }
 }
@@ -293,8 +414,11 @@ TEST(SpeedReport, TimingCampaignHasTheSpeedSectionAndNoAccuracy) {
   cfg.kind = "timing";
   // The deck parser turns the surrogate off for this kind (Schema.cpp); the plan ignores it anyway.
   const auto plan = mw::timing_campaign_plan(cfg, mw::test::testwave_precisions());
-  ASSERT_EQ(plan.size(), 3u);
-  for (const auto& p : plan) EXPECT_TRUE(p.kind == "timing" || p.kind == "timing-reference") << p.name;
+  ASSERT_EQ(plan.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_TRUE(plan[i].kind == "timing" || plan[i].kind == "timing-reference") << plan[i].name;
+  EXPECT_EQ(plan[3].kind, "timing-speed");
+  ASSERT_EQ(plan[3].subjects.size(), 3u);  // it times the three, interleaved
   cfg.surrogate.enabled = false;
   const auto r = run(cfg, scratch("timing-only"));
   ASSERT_EQ(r.results.size(), 3u);
