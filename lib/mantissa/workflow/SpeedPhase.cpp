@@ -37,6 +37,9 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The cursor's phase_state key: timed stretches done before a stop (interleaved order).
+const char* const k_stretches_done = "speed_stretches_done";
+
 struct Subject {
   VariantResult* result = nullptr;
   std::unique_ptr<PhysicsModel> model;
@@ -48,18 +51,23 @@ struct Subject {
 SpeedPhase::SpeedPhase(PhaseSpec spec, bool timing_only)
     : Phase(std::move(spec)), m_timing_only(timing_only) {}
 
-bool SpeedPhase::run(PhaseContext& ctx, bool /*resumed*/) {
+bool SpeedPhase::run(PhaseContext& ctx, bool resumed) {
   const auto& cfg = ctx.config();
   const auto& t = cfg.timing;
   if (t.repeats < 1) return true;
+  auto& cur = ctx.cursor();
+  // A resume continues the sequence after the stretches done before the stop (their samples are
+  // in the checkpointed results); a fresh start has none.
+  const std::int64_t done = resumed ? cur.get(k_stretches_done) : 0;
   PhaseTimer setup("campaign::setup");
   std::vector<Subject> subjects;
   for (const auto& s : spec().subjects) {
     VariantResult& r = ctx.result(s.name);
     if (r.status == "failed") continue;  // its stepping is not finite: nothing to time
-    // A resume that repeats this phase starts the timing over.
-    r.timed_seconds_per_step.clear();
-    r.timed_sequence.clear();
+    if (done == 0) {
+      r.timed_seconds_per_step.clear();
+      r.timed_sequence.clear();
+    }
     Subject x;
     x.result = &r;
     x.mode = mode_for(cfg, s.name);
@@ -101,29 +109,38 @@ bool SpeedPhase::run(PhaseContext& ctx, bool /*resumed*/) {
       p->seconds += now() - t0;
     };
     s.fence = [] { fence("mantissa::workflow::SpeedPhase::timing"); };
-    // A stop (signal, wall-time limit) is honoured before the next warm-up or stretch: the
-    // variants keep the stretches done so far and the campaign stops at the next phase boundary.
+    // A stop (signal, wall-time limit) is honoured before the next warm-up or stretch (below).
     s.stop = [&ctx] { return ctx.stop_requested(); };
     steppers.push_back(std::move(s));
   }
-  const InterleavedTiming timing = time_stepping_interleaved(ctx.comm(), plan, steppers);
+  if (done > 0) ctx.log("timing continues after stretch " + std::to_string(done) + " (resumed)");
+  const InterleavedTiming timing = time_stepping_interleaved(ctx.comm(), plan, steppers, done);
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     VariantResult& r = *subjects[i].result;
     const auto& sum = timing.summaries[i];
-    r.timed_seconds_per_step = sum.samples;
+    r.timed_seconds_per_step.insert(r.timed_seconds_per_step.end(), sum.samples.begin(), sum.samples.end());
     r.timed_steps_per_repeat = sum.steps_per_repeat;
     r.timed_warmup_steps = sum.warmup_steps;
     for (std::size_t k = 0; k < timing.order.size(); ++k)
-      if (timing.order[k] == static_cast<int>(i)) r.timed_sequence.push_back(static_cast<std::int64_t>(k));
+      if (timing.order[k] == static_cast<int>(i))
+        r.timed_sequence.push_back(done + static_cast<std::int64_t>(k));
   }
-  if (timing.stopped)
-    ctx.log("timing stopped after " + std::to_string(timing.order.size()) + " of " +
+  if (timing.stopped) {
+    // Stopped between two stretches (a signal, the wall-time limit): a checkpoint without a
+    // running state that says how many stretches are done; --resume continues with the next.
+    const std::int64_t now_done = done + static_cast<std::int64_t>(timing.order.size());
+    for (auto& x : subjects) x.result->time.timing += x.seconds;
+    cur.phase_state[k_stretches_done] = now_done;
+    ctx.write_checkpoint(nullptr, 0.0);
+    ctx.log("timing stopped after " + std::to_string(now_done) + " of " +
             std::to_string(plan.repeats * static_cast<int>(subjects.size())) + " stretches (" +
-            ctx.stop_reason() + "); the speed column has those (a variant with none: its in-run time)");
+            ctx.stop_reason() + "); --resume continues with the next stretch");
+    return false;
+  }
   for (auto& x : subjects) {
     VariantResult& r = *x.result;
-    const auto& sum = timing.summaries[static_cast<std::size_t>(&x - subjects.data())];
-    if (!timing.stopped) {
+    const auto sum = summarize(r.timed_seconds_per_step);  // with the stretches before a resume
+    {
       // The fixed part of a step, in the same job, right after: the physics' own (exchanges,
       // fills) and one launch + fence; the slowest rank's.
       const double t0 = now();

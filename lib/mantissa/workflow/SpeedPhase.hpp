@@ -21,7 +21,10 @@ namespace mantissa::workflow {
 class SpeedPhase : public Phase {
  public:
   SpeedPhase(PhaseSpec spec, bool timing_only);
-  // A resume inside it starts the timing over (nothing of it is checkpointed).
+  // A stop (signal, wall-time limit) is honoured between two stretches: a checkpoint without a
+  // running state keeps the stretches done (in the results) and their count (the cursor's
+  // phase_state); a resume continues the interleaved sequence with the next stretch, so every
+  // start makes progress and the report ends with every repeat of every variant.
   bool run(PhaseContext& ctx, bool resumed) override;
   void after(PhaseContext& ctx) override;
 

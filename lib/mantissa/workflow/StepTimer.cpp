@@ -100,7 +100,7 @@ TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper
 }
 
 InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& plan,
-                                            const std::vector<Stepper>& steppers) {
+                                            const std::vector<Stepper>& steppers, std::int64_t first) {
   if (plan.repeats < 1) throw Error("time_stepping_interleaved: repeats must be at least 1");
   for (const auto& s : steppers)
     if (!s.advance) throw Error("time_stepping_interleaved: a stepper has no advance hook");
@@ -132,6 +132,7 @@ InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& pla
   std::vector<std::vector<double>> samples(n);
   for (int r = 0; r < plan.repeats && !stopped; ++r)
     for (std::size_t i = 0; i < n; ++i) {
+      if (std::int64_t(r) * std::int64_t(n) + std::int64_t(i) < first) continue;  // done before a resume
       start(steppers[i]);
       if (stop()) break;
       samples[i].push_back(timed_stretch(comm, plan, steppers[i], steps[i]) / double(steps[i]));

@@ -81,7 +81,9 @@ struct InterleavedTiming {
 };
 // Collective over comm. The stop hook of steppers[0] is polled before every warm-up and every
 // stretch (the others' are not used); on a stop every summary keeps the stretches it had.
+// `first` > 0 continues a sequence stopped after that many stretches (a resumed campaign): the
+// stretches before it are not run, and `order` and the summaries hold only the new ones.
 InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& plan,
-                                            const std::vector<Stepper>& steppers);
+                                            const std::vector<Stepper>& steppers, std::int64_t first = 0);
 
 }  // namespace mantissa::workflow

@@ -178,6 +178,26 @@ TEST(StepTimer, InterleavedStopsAtTheNextStretch) {
   EXPECT_EQ(t.summaries[2].repeats(), 1);
 }
 
+// A resumed sequence (first = stretches done before the stop) runs only the rest, in the same
+// interleaved order.
+TEST(StepTimer, InterleavedContinuesAfterTheStretchesDone) {
+  std::vector<int> ran;
+  std::vector<Stepper> steppers(3);
+  for (int i = 0; i < 3; ++i)
+    steppers[std::size_t(i)].advance = [&ran, i](std::int64_t n) {
+      if (n == 10) ran.push_back(i);
+    };
+  TimingPlan plan;
+  plan.repeats = 3;
+  plan.warmup_steps = 1;
+  plan.steps = 10;
+  const auto t = time_stepping_interleaved(MPI_COMM_WORLD, plan, steppers, 5);
+  EXPECT_EQ(ran, (std::vector<int>{2, 0, 1, 2}));
+  EXPECT_EQ(t.order, ran);
+  EXPECT_EQ(t.summaries[0].repeats(), 1);
+  EXPECT_EQ(t.summaries[2].repeats(), 2);
+}
+
 TEST(Machine, TriadAndLaunchAreMeasured) {
   const auto t = measure_triad(MPI_COMM_WORLD, std::size_t(1) << 20, 3);
   int ranks = 0;
