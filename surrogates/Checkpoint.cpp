@@ -1,8 +1,11 @@
 #include <surrogates/Checkpoint.hpp>
 
+#include <mantissa/io/Checksum.hpp>
+
 #include <hdf5.h>
 
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace mantissa::surrogates {
@@ -37,6 +40,20 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
   for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
   os << "]";
   return os.str();
+}
+
+// A tensor's checksum: io's element hash (index and bits) summed modulo 2^64, over the values
+// in the type they are stored in. Written as the dataset's attribute `checksum`; a tensor whose
+// values no longer match it (a flipped bit, a damaged block) is refused when read.
+template <class T>
+std::uint64_t tensor_checksum(const T* data, std::size_t n) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &data[i], sizeof(T));
+    sum += io::element_hash(i, bits);
+  }
+  return sum;
 }
 
 void write_attr_i64(hid_t obj, const char* name, std::int64_t v) {
@@ -95,6 +112,37 @@ void write_array(hid_t group, const std::string& name, const std::vector<std::in
   Handle d(H5Dcreate2(group, name.c_str(), native<T>(), s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   if (d < 0 || H5Dwrite(d, native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, host) < 0)
     throw Error("surrogate checkpoint: cannot write tensor '" + name + "' (disk full or read-only?)");
+  std::size_t n = 1;
+  for (auto e : shape) n *= static_cast<std::size_t>(e);
+  const std::uint64_t sum = tensor_checksum(host, n);
+  std::int64_t as_signed = 0;
+  std::memcpy(&as_signed, &sum, sizeof sum);
+  write_attr_i64(d, "checksum", as_signed);
+}
+
+// Refuses a tensor with a non-finite value or whose values do not match the checksum written
+// with it (files written before checksums have none: only the values are checked).
+template <class T>
+void verify_values(hid_t dataset, const std::string& where, const std::string& name, const std::vector<T>& v,
+                   const std::string& file) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw Error("surrogate checkpoint '" + file + "': tensor '" + where + name + "' holds " +
+                  std::to_string(double(v[i])) + " at element " + std::to_string(i) +
+                  "; the weights are damaged or diverged in training; retrain or restore the file");
+  if (H5Aexists(dataset, "checksum") <= 0) return;
+  Handle type(H5Dget_type(dataset), H5Tclose);
+  if (H5Tget_size(type) != sizeof(T)) return;  // converted while read: the checksum is of the stored values
+  Handle a(H5Aopen(dataset, "checksum", H5P_DEFAULT), H5Aclose);
+  std::int64_t stored = 0;
+  H5Aread(a, H5T_NATIVE_INT64, &stored);
+  const std::uint64_t sum = tensor_checksum(v.data(), v.size());
+  std::uint64_t want = 0;
+  std::memcpy(&want, &stored, sizeof want);
+  if (sum != want)
+    throw Error("surrogate checkpoint '" + file + "': tensor '" + where + name +
+                "' does not match the checksum written with it; the file is damaged; restore it from a "
+                "copy or retrain the surrogate");
 }
 
 template <class T>
@@ -128,6 +176,7 @@ std::vector<T> read_array(hid_t group, const std::string& where, const std::stri
   if (H5Dread(d, native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw Error("surrogate checkpoint '" + file + "': cannot read tensor '" + where + name +
                 "'; the file is damaged");
+  verify_values(d, where, name, v, file);
   return v;
 }
 
@@ -223,12 +272,17 @@ void save_surrogate(const std::string& file, const SurrogateState<T>& state, boo
   }
 }
 
-template <class T>
-void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
-  if (state.model == nullptr) throw Error("load_surrogate: no model given (internal)");
+namespace {
+
+// The checks before any tensor is read: an HDF5 file with a /surrogate group of this format,
+// written for this configuration and definition. Returns the open file (the group is reopened).
+hid_t open_checked(const std::string& file, const ModelConfig& config,
+                   const std::vector<std::pair<std::string, std::int64_t>>* defines) {
   hid_t fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (fid < 0)
-    throw Error("surrogate checkpoint: cannot open '" + file + "'; check the path (surrogate.load)");
+    throw Error("surrogate checkpoint: cannot open '" + file +
+                "' as HDF5; check the path (it must exist and be "
+                "a weights file mantissa wrote)");
   Handle f(fid, H5Fclose);
   if (H5Lexists(f, "surrogate", H5P_DEFAULT) <= 0)
     throw Error("surrogate checkpoint '" + file + "' has no /surrogate group; it holds no surrogate weights");
@@ -240,16 +294,15 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
                 (version < kFormatVersion
                      ? " (older files do not record surrogate.steps_per_prediction); retrain the surrogate"
                      : "; use the mantissa that wrote it"));
-  auto& model = *state.model;
-  for (const auto& [k, v] : config_fields(model.config())) {
+  for (const auto& [k, v] : config_fields(config)) {
     const auto got = read_attr_i64(g, k, file);
     if (got != v)
       throw Error("surrogate checkpoint '" + file + "': surrogate." + k + " is " + std::to_string(got) +
                   " in the file but " + std::to_string(v) +
                   " in the deck; use the deck the weights were trained with");
   }
-  if (state.defines != nullptr)
-    for (const auto& [k, v] : *state.defines) {
+  if (defines != nullptr)
+    for (const auto& [k, v] : *defines) {
       if (!has_attr(g, k.c_str()))
         throw Error("surrogate checkpoint '" + file + "': surrogate." + k +
                     " is not recorded in the file; it was written without it and cannot be checked "
@@ -261,6 +314,61 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
                     " in the file but " + std::to_string(v) +
                     " in the deck; use the deck the weights were trained with");
     }
+  f.id = -1;  // handed to the caller
+  return fid;
+}
+
+void verify_group(hid_t parent, const char* group, const std::string& file) {
+  if (H5Lexists(parent, group, H5P_DEFAULT) <= 0) return;
+  Handle g(H5Gopen2(parent, group, H5P_DEFAULT), H5Gclose);
+  H5G_info_t info{};
+  H5Gget_info(g, &info);
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(static_cast<std::size_t>(std::max<ssize_t>(len, 0)), '\0');
+    H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
+    Handle d(H5Dopen2(g, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (d < 0)
+      throw Error("surrogate checkpoint '" + file + "': '" + group + "/" + name + "' is not a tensor");
+    Handle sp(H5Dget_space(d), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(sp);
+    Handle type(H5Dget_type(d), H5Tclose);
+    const bool is_double = H5Tget_size(type) == sizeof(double);
+    const std::string where = std::string(group) + "/";
+    if (is_double) {
+      std::vector<double> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
+      if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+        throw Error("surrogate checkpoint '" + file + "': cannot read tensor '" + where + name +
+                    "'; the file is damaged");
+      verify_values(d, where, name, v, file);
+    } else {
+      std::vector<float> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
+      if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+        throw Error("surrogate checkpoint '" + file + "': cannot read tensor '" + where + name +
+                    "'; the file is damaged");
+      verify_values(d, where, name, v, file);
+    }
+  }
+}
+
+}  // namespace
+
+void verify_surrogate_file(const std::string& file, const ModelConfig& config,
+                           const std::vector<std::pair<std::string, std::int64_t>>& defines) {
+  Handle f(open_checked(file, config, &defines), H5Fclose);
+  Handle g(H5Gopen2(f, "surrogate", H5P_DEFAULT), H5Gclose);
+  if (H5Lexists(g, "weights", H5P_DEFAULT) <= 0)
+    throw Error("surrogate checkpoint '" + file + "' has no weights; it is damaged or foreign");
+  for (const char* group : {"weights", "adam_m", "adam_v", "fp8", "normalization"})
+    verify_group(g, group, file);
+}
+
+template <class T>
+void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
+  if (state.model == nullptr) throw Error("load_surrogate: no model given (internal)");
+  auto& model = *state.model;
+  Handle f(open_checked(file, model.config(), state.defines), H5Fclose);
+  Handle g(H5Gopen2(f, "surrogate", H5P_DEFAULT), H5Gclose);
   {
     Handle w(H5Gopen2(g, "weights", H5P_DEFAULT), H5Gclose);
     for (const auto& p : model.parameters()) read_view(w, "weights/", p.name, p.shape, p.value, file);

@@ -12,7 +12,9 @@
 //               campaign that trained them), shown by a campaign that loads them (training: file)
 // Names are PyTorch module paths ("blocks.0.qkv.weight"), so tests/python loads them directly.
 // A file whose configuration or tensor shapes differ from the deck's model is refused with a
-// message that names the key or tensor and both sizes.
+// message that names the key or tensor and both sizes. Every tensor carries a checksum (attribute
+// `checksum`: io's element hash summed over the stored values); a tensor that does not match it,
+// or holds a NaN or infinity, is refused naming the tensor.
 #include <surrogates/Dataset.hpp>
 #include <surrogates/Trainer.hpp>
 
@@ -53,5 +55,12 @@ void save_surrogate(const std::string& file, const SurrogateState<T>& state, boo
 // Reads into the given objects (same configuration required). Any rank may call it.
 template <class T>
 void load_surrogate(const std::string& file, const SurrogateState<T>& state);
+
+// Checks a weights file without building a model (no Kokkos; `mantissa check`): the format, the
+// configuration (`config`, its global_patches set for the run's grid) and the definition
+// attributes, and every tensor finite and matching its checksum. Throws Error naming the file
+// and what is wrong. Call on one rank.
+void verify_surrogate_file(const std::string& file, const ModelConfig& config,
+                           const std::vector<std::pair<std::string, std::int64_t>>& defines);
 
 }  // namespace mantissa::surrogates

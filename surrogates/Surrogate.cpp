@@ -606,14 +606,12 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
   Kokkos::Profiling::popRegion();
 }
 
-namespace {
-std::vector<std::pair<std::string, std::int64_t>> definition(const SurrogateConfig& c) {
+std::vector<std::pair<std::string, std::int64_t>> model_definition(const SurrogateConfig& c) {
   return {{"steps_per_prediction", c.steps_per_prediction},
           {"scaling", c.scaling == InputScaling::amplitude ? 1 : 0},
           {"extrapolation", c.extrapolation == TimeExtrapolation::linear ? 1 : 0},
           {"window_shift", c.window_shift ? 1 : 0}};
 }
-}  // namespace
 
 // The training's own state beside the weights, as the file's generator text: the steps done and
 // every rank's sampling generator (each rank's stream starts at seed + rank), one per line:
@@ -681,7 +679,7 @@ void scatter_training_state(const std::string& text, std::mt19937_64& gen, int& 
 }  // namespace
 
 void Surrogate::save(const std::string& file) const {
-  const auto defines = definition(m_config);
+  const auto defines = model_definition(m_config);
   std::string state = gather_training_state(m_impl->gen, m_impl->steps_done, m_decomp.comm());
   // Rank 0 writes, with every rank's generator state.
   if (m_decomp.rank() == 0) {
@@ -697,7 +695,7 @@ void Surrogate::save(const std::string& file) const {
 }
 
 void Surrogate::load(const std::string& file) {
-  const auto defines = definition(m_config);
+  const auto defines = model_definition(m_config);
   std::string state;
   if (m_impl->master64)
     load_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state,

@@ -71,6 +71,10 @@ struct TrainStats {
   bool stopped = false;  // `stop` said yes before the last step
 };
 
+// What defines a model beyond its ModelConfig, as written into and checked against a weights
+// file (surrogate.* key without the prefix, value): steps_per_prediction and the input scaling.
+std::vector<std::pair<std::string, std::int64_t>> model_definition(const SurrogateConfig& c);
+
 class Surrogate {
  public:
   using HostField = Field<double>;
