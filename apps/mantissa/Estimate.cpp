@@ -1,4 +1,5 @@
 #include "Estimate.hpp"
+#include "Check.hpp"
 
 #if __has_include(<cfd/CfdDeck.hpp>)
 #include "CfdAdapter.hpp"
@@ -142,7 +143,7 @@ RunEstimate estimate_run(const Deck& deck, int ranks, std::int64_t steps) {
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
   const Grid grid = grid_from_deck(deck);
   const auto procs = process_grid_from_deck(deck);
-  const int ghost = ghost_from_deck(deck);
+  const int ghost = physics_ghost_width(deck);
   // The decomposition's dims (MPI_Dims_create fills the zeros as Decomposition does).
   int dims[3] = {procs[0], procs[1], grid.dim == 3 ? procs[2] : 1};
   if (dims[0] * dims[1] * dims[2] == 0 || dims[0] * dims[1] * dims[2] != e.ranks) {
@@ -165,7 +166,7 @@ RunEstimate estimate_run(const Deck& deck, int ranks, std::int64_t steps) {
   // activations and samples when it trains online.
   const Footprint ref = footprint(deck, cfg.reference_precision, cfg.reference_precision);
   e.device.push_back({"physics model (" + std::string(to_string(cfg.reference_precision)) + ")",
-                      "mesh.n, mesh.ghost, mesh.process_grid", ref.bytes_per_point * L});
+                      "mesh.n, mesh.process_grid", ref.bytes_per_point * L});
   e.device.push_back({"state copies (sampling, checkpoint)", "mesh.n", 2.0 * ref.state_fields * 8.0 * L});
 
   const double S = static_cast<double>(steps);

@@ -3,6 +3,7 @@
 // run.output_dir/run.name, writes the report and prints its main table. A stop by SIGTERM or
 // SIGUSR1 writes a checkpoint and exits with 75 (EX_TEMPFAIL: "run again with --resume").
 #include "Run.hpp"
+#include "Check.hpp"
 #include "Estimate.hpp"
 #include "Registry.hpp"
 
@@ -65,13 +66,16 @@ int run_command(const Deck& deck, const RunOptions& opts) {
 
   test_raise("startup");
   if (stopped_in_startup(rank)) return k_exit_stopped;
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // What `mantissa check` refuses, refused here the same way before anything is allocated or
+  // written (Check.hpp).
+  preflight(deck, ranks, MPI_COMM_WORLD);
   const Grid grid = grid_from_deck(deck);
   Decomposition decomp(MPI_COMM_WORLD, grid, process_grid_from_deck(deck));
   workflow::CampaignConfig cfg = workflow::config_from_deck(deck);
   const workflow::Registry registry = make_registry();
   const workflow::ModelContext ctx{&deck, &decomp};
-  int ranks = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   // Refuse what cannot fit before the first allocation (Estimate.hpp): the mesh first, then,
   // once run.end_time has become steps, what the campaign keeps per step.
   check_memory(estimate_run(deck, ranks, deck.has("run.end_time") ? 0 : cfg.steps), MPI_COMM_WORLD);

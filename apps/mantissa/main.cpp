@@ -8,6 +8,7 @@
 // User errors print "mantissa: error: <message>" once and every rank exits 1. --help and
 // --version print mantissa's text only and exit 0. Arguments starting with --kokkos- go to
 // Kokkos; Kokkos is initialised only for the subcommands that use it (run, info).
+#include "Check.hpp"
 #include "Estimate.hpp"
 #include "Info.hpp"
 #include "Predict.hpp"
@@ -25,6 +26,7 @@
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -41,7 +43,8 @@ int world_rank() {
   return r;
 }
 
-// `check`: validates the deck and the cross-key rules of the mesh, allocates nothing.
+// `check`: validates the deck, refuses what `run` would refuse (Check.hpp) and what cannot fit
+// (Estimate.hpp), allocates nothing.
 int check_command(const std::string& path, const std::vector<std::string>& overrides, bool print_resolved) {
   const mantissa::Deck deck = mantissa::Deck::from_file(path, mantissa::app::full_schema(), overrides);
   const mantissa::Grid grid = mantissa::grid_from_deck(deck);
@@ -50,8 +53,18 @@ int check_command(const std::string& path, const std::vector<std::string>& overr
   // deck's process grid names (else the ranks `check` runs on); refused when it cannot fit.
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (procs[0] > 0 && procs[1] > 0 && (grid.dim == 2 || procs[2] > 0))
+  if (procs[0] > 0 && procs[1] > 0 && (grid.dim == 2 || procs[2] > 0)) {
     ranks = procs[0] * procs[1] * (grid.dim == 3 ? procs[2] : 1);
+  } else {
+    // A partial process grid ([2, 0]): the ranks check runs on when they fit it, else the
+    // fewest that do.
+    int fixed = 1;
+    for (int a = 0; a < grid.dim; ++a) fixed *= std::max(1, procs[a]);
+    if (ranks % fixed != 0) ranks = fixed;
+  }
+  // What `run` would refuse (Check.hpp): the decomposition against the stencil, the physics'
+  // rules, the input files.
+  mantissa::app::preflight(deck, ranks, MPI_COMM_WORLD);
   const auto estimate =
       mantissa::app::estimate_run(deck, ranks, deck.has("run.end_time") ? 0 : deck.get_int("run.steps"));
   mantissa::app::check_memory(estimate, MPI_COMM_WORLD);
@@ -78,7 +91,8 @@ int check_command(const std::string& path, const std::vector<std::string>& overr
   std::cout << fmt::format("  physics  {}\n", deck.get_string("physics"));
   std::cout << fmt::format(
       "  mesh     {}D, {} points ({} total), spacing {}, periodic {}, ghost {}, ranks {}\n", grid.dim, n,
-      grid.num_points(), h, periodic.empty() ? "none" : periodic, deck.get_int("mesh.ghost"), pg);
+      grid.num_points(), h, periodic.empty() ? "none" : periodic, mantissa::app::physics_ghost_width(deck),
+      pg);
   const std::string stop = deck.has("run.end_time")
                                ? fmt::format("until t = {}", deck.get_real("run.end_time"))
                                : fmt::format("{} steps", deck.get_int("run.steps"));
