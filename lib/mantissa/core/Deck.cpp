@@ -249,6 +249,8 @@ class Builder {
         throw Error(fmt::format("{}: '{}' is a section, not a key; override one of its keys: {}", where,
                                 cpath, key_list(spath, cpath)));
       }
+      if (const std::string* instead = m_s.removed_instead(spath))
+        throw Error(fmt::format("{}: key '{}' was removed: {}", where, cpath, *instead));
       const std::size_t dot = spath.rfind('.');
       const std::string parent_s = dot == std::string::npos ? "" : spath.substr(0, dot);
       const std::size_t cdot = cpath.rfind('.');
@@ -440,7 +442,7 @@ class Builder {
     return detail::deck_join(names, ", ");
   }
 
-  // "; did you mean 'mesh.ghost'?" for a misspelling among the siblings, else for the same
+  // "; did you mean 'mesh.spacing'?" for a misspelling among the siblings, else for the same
   // name in another section, else the list of valid keys of the section.
   std::string suggestion(const std::string& section, const std::string& concrete,
                          const std::string& name) const {
@@ -626,6 +628,8 @@ class Builder {
                                   describe(value), key_list(spath, cpath)));
         }
         walk_map(value, spath, cpath);
+      } else if (const std::string* instead = m_s.removed_instead(spath)) {
+        throw Error(fmt::format("{}: key '{}' was removed: {}", loc(key.Mark()), cpath, *instead));
       } else {
         throw Error(fmt::format("{}: unknown key '{}'{}", loc(key.Mark()), cpath,
                                 suggestion(section, concrete, name)));

@@ -269,6 +269,18 @@ Schema& Schema::physics_section(const std::string& name) {
   return *this;
 }
 
+Schema& Schema::removed(const std::string& path, const std::string& instead) {
+  if (find(path) != nullptr) throw Error("schema: key '" + path + "' is declared and removed (internal)");
+  m_removed.emplace_back(path, instead);
+  return *this;
+}
+
+const std::string* Schema::removed_instead(const std::string& path) const {
+  for (const auto& [p, instead] : m_removed)
+    if (p == path) return &instead;
+  return nullptr;
+}
+
 bool Schema::is_physics_section(const std::string& name) const {
   return std::find(m_physics_sections.begin(), m_physics_sections.end(), name) != m_physics_sections.end();
 }
@@ -408,6 +420,13 @@ std::string Schema::to_markdown() const {
       out += "| `" + k.path + "` | " + type_name(k.type) + " | " + md_escape(def) + " | " + md_escape(range) +
              " | " + md_escape(k.doc) + " |\n";
     }
+  }
+  if (!m_removed.empty()) {
+    out +=
+        "\n## Removed keys\n\nA deck that still gives one of these is refused, saying what to do "
+        "instead.\n\n";
+    out += "| key | instead |\n| --- | --- |\n";
+    for (const auto& [p, instead] : m_removed) out += "| `" + p + "` | " + md_escape(instead) + " |\n";
   }
   return out;
 }

@@ -87,6 +87,12 @@ class Schema {
   Schema& physics_section(const std::string& name);
   bool is_physics_section(const std::string& name) const;
 
+  // A key that no longer exists: a deck that still gives it is refused with "key 'path' was
+  // removed: <what to do instead>" (not a did-you-mean), and deck-doc lists it.
+  Schema& removed(const std::string& path, const std::string& instead);
+  // What to do instead of a removed key, or nullptr when `path` was never removed.
+  const std::string* removed_instead(const std::string& path) const;
+
   // Declared keys in declaration order (the order resolved_yaml() and deck-doc use).
   const std::vector<KeyDef>& keys() const { return m_keys; }
   // The key with this schema path, or nullptr.
@@ -113,6 +119,7 @@ class Schema {
   std::vector<KeyDef> m_keys;
   std::vector<std::pair<std::string, std::string>> m_section_docs;
   std::vector<std::string> m_physics_sections;
+  std::vector<std::pair<std::string, std::string>> m_removed;
 };
 
 // The core sections: physics, run, mesh, checkpoint, output, logging.

@@ -52,7 +52,7 @@ class HaloExchange {
     const int dim = decomp.grid().dim;
     if (ghost_width < 0 || ghost_width > 4)
       throw Error("halo exchange: ghost width " + std::to_string(ghost_width) +
-                  " is outside 0..4 (the widths Field supports); check mesh.ghost");
+                  " is outside 0..4 (the widths Field supports)");
     if (num_fields < 1)
       throw Error("halo exchange: a plan needs at least one field, got " + std::to_string(num_fields));
     const std::array<int, 3> g{ghost_width, ghost_width, dim == 3 ? ghost_width : 0};

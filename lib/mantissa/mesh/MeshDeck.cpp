@@ -76,8 +76,4 @@ std::array<int, 3> process_grid_from_deck(const Deck& deck) {
   return dims;
 }
 
-int ghost_from_deck(const Deck& deck) {
-  return static_cast<int>(deck.get_int("mesh.ghost"));
-}
-
 }  // namespace mantissa

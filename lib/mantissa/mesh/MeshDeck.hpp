@@ -14,7 +14,5 @@ namespace mantissa {
 Grid grid_from_deck(const Deck& deck);
 // mesh.process_grid as Decomposition's dims (0: chosen by MPI_Dims_create; z is 1 in 2D).
 std::array<int, 3> process_grid_from_deck(const Deck& deck);
-// mesh.ghost.
-int ghost_from_deck(const Deck& deck);
 
 }  // namespace mantissa

@@ -24,7 +24,6 @@ TEST(MeshDeck, TwoDimensionalWithBroadcastValues) {
   EXPECT_FALSE(g.periodic[2]);
   EXPECT_EQ(mantissa::process_grid_from_deck(deck("mesh: {n: [4, 4], process_grid: [2, 0]}")),
             (std::array<int, 3>{2, 0, 1}));
-  EXPECT_EQ(mantissa::ghost_from_deck(deck("mesh: {n: [4, 4], ghost: 3}")), 3);
 }
 
 TEST(MeshDeck, ThreeDimensionalPerAxis) {

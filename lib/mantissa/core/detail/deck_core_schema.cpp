@@ -44,7 +44,10 @@ void register_core_schema(Schema& s) {
               std::vector<bool>{false}, 1, 3);
   s.int_list("mesh.process_grid", "MPI ranks per axis; 0 entries are chosen by MPI_Dims_create",
              std::vector<std::int64_t>{0, 0, 0}, 2, 3);
-  s.integer("mesh.ghost", "ghost (halo) cells per side; a stencil of order p needs p/2", 2, 1, 4);
+  // The ghost width is the physics' (its stencil's half width: seismic.order / 2); a key that
+  // could only repeat it, or waste memory and halo traffic beyond it, helps no one.
+  s.removed("mesh.ghost",
+            "the ghost width follows the physics' stencil (seismic: seismic.order / 2); delete the key");
 
   s.section("checkpoint",
             "HDF5 checkpoints for restart (--resume): one collective file per checkpoint, readable at "
