@@ -2,6 +2,7 @@
 // through lib/mantissa/io with an XDMF sidecar.
 #include "Predict.hpp"
 
+#include "Check.hpp"
 #include "Registry.hpp"
 
 #include <mantissa/core/Error.hpp>
@@ -142,7 +143,9 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
   sur->load(ends_with(o.weights, ".h5") ? o.weights.substr(0, o.weights.size() - 3) : o.weights);
   sur->set_precision(precision);
 
-  const int ghost = int(deck.get_int("mesh.ghost"));
+  // The physics' ghost width (mesh.ghost is gone: the stencil decides it), as the campaign's
+  // states that the surrogate was trained on have it.
+  const int ghost = physics_ghost_width(deck);
   workflow::State st;
   st.push_back({"p", Field<double>("mantissa::app::predict::p", decomp, ghost)});
   st.push_back({"p_old", Field<double>("mantissa::app::predict::p_old", decomp, ghost)});
