@@ -822,10 +822,11 @@ H5File::~H5File() {
 }
 
 // The base's move touches only the H5Group part of `o`; m_file is still o's to hand over.
-// NOLINTNEXTLINE(bugprone-use-after-move)
+// NOLINTBEGIN(bugprone-use-after-move)
 H5File::H5File(H5File&& o) noexcept : H5Group(std::move(o)), m_file(o.m_file) {
   o.m_file = -1;
 }
+// NOLINTEND(bugprone-use-after-move)
 
 H5File& H5File::operator=(H5File&& o) noexcept {
   if (this != &o) {
