@@ -1,8 +1,11 @@
 # Warnings for mantissa's own targets only (no global flags); dependencies are SYSTEM includes.
 function(mantissa_set_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    # -Wfloat-conversion: an implicit double -> float (or float -> int) is exactly the silent
+    # narrowing a precision tool must not do, so every narrowing in mantissa's code is an explicit
+    # cast. (-Wconversion's integer checks are not enabled; they have not been audited.)
     target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wno-unknown-pragmas>)
+      $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wfloat-conversion -Wno-unknown-pragmas>)
     # GCC 12/13 at -O2+ in C++20 report -Wrestrict inside libstdc++'s std::string operator+
     # (a false positive: GCC bug 105329), which would fail every file that concatenates strings.
     if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 12
