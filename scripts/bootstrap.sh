@@ -33,8 +33,9 @@ PKGS=(
 )
 # Only for the test suite (scripts/test.sh sets MANTISSA_BOOTSTRAP_TESTS=1): the Slurm daemons
 # and munge that tests/slurm starts as a private one-node cluster on loopback.
+# And the pinned clang-format / clang-tidy of the `style` test (scripts/check_style.sh).
 if [ "${MANTISSA_BOOTSTRAP_TESTS:-0}" = 1 ]; then
-  PKGS+=(slurm-wlm munge)
+  PKGS+=(slurm-wlm munge clang-format-14 clang-tidy-14)
 fi
 
 if [ "${MANTISSA_SKIP_APT:-0}" != 1 ]; then

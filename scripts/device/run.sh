@@ -262,7 +262,7 @@ configure_mantissa() {
     -DMPIEXEC_EXECUTABLE="$mpirun_bin" -DHDF5_C_COMPILER_EXECUTABLE=HDF5_C_COMPILER_EXECUTABLE-NOTFOUND \
     -DHDF5_C_LIBRARY_hdf5="$pu/lib/$multi/libhdf5_openmpi.so" -DHDF5_hdf5_LIBRARY_RELEASE="$pu/lib/$multi/libhdf5_openmpi.so" \
     -DHDF5_C_INCLUDE_DIR="$pu/include/hdf5/openmpi" \
-    -DMANTISSA_MPI_RANKS="$rl" -DMantissa_ENABLE_PYTHON_TESTS="$pyt" -DMantissa_ENABLE_ONEDNN=OFF -DMANTISSA_PYTHON="$py" \
+    -DMANTISSA_MPI_RANKS="$rl" -DMantissa_ENABLE_PYTHON_TESTS="$pyt" -DMantissa_ENABLE_STYLE_TEST=OFF -DMantissa_ENABLE_ONEDNN=OFF -DMANTISSA_PYTHON="$py" \
     -DCMAKE_BUILD_RPATH="$broot/lib"
   grep -E "^(Kokkos_DIR|MPI_CXX_LIB_NAMES|HDF5_C_LIBRARY_hdf5|HDF5_C_INCLUDE_DIR|yaml-cpp_DIR|fmt_DIR|CLI11_DIR|GTest_DIR|MPIEXEC_EXECUTABLE)[:=]" "$mb/CMakeCache.txt"
   # Nothing may come from the system's /usr (the node has none of it): list what was found.
