@@ -570,23 +570,21 @@ void Surrogate::predict(const std::vector<const HostField*>& inputs, const std::
       m_config.extrapolation == TimeExtrapolation::linear
           ? linear_extrapolation(nz, m_config.steps_per_prediction, mc.out_channels, mc.patch_cells())
           : LinearSkip();
-  if (p == Precision::fp64) {
+  // One forward pass in the model's arithmetic type T (double for fp64, float otherwise).
+  const auto forward = [&](auto& model, auto zero) {
+    using T = decltype(zero);
     auto tokens =
-        make_matrix<double>("mantissa::surrogates::Surrogate::tokens", layout.num_tokens(), mc.in_features());
-    Matrix<double> out;
+        make_matrix<T>("mantissa::surrogates::Surrogate::tokens", layout.num_tokens(), mc.in_features());
+    Matrix<T> out;
     patchify(fin, mc.patch, mc.patch_z(), tokens);
-    m_impl->model64->forward(ctx, layout, tokens, out);
+    model.forward(ctx, layout, tokens, out);
     add_skip(skip, tokens, out);
     unpatchify(out, mc.patch, mc.patch_z(), fout);
-  } else {
-    auto tokens =
-        make_matrix<float>("mantissa::surrogates::Surrogate::tokens", layout.num_tokens(), mc.in_features());
-    Matrix<float> out;
-    patchify(fin, mc.patch, mc.patch_z(), tokens);
-    m_impl->model32->forward(ctx, layout, tokens, out);
-    add_skip(skip, tokens, out);
-    unpatchify(out, mc.patch, mc.patch_z(), fout);
-  }
+  };
+  if (p == Precision::fp64)
+    forward(*m_impl->model64, 0.0);
+  else
+    forward(*m_impl->model32, 0.0f);
   auto hout = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fout);
   for (int c = 0; c < mc.out_channels; ++c) {
     auto* f = outputs[c];
