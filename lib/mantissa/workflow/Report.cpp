@@ -470,8 +470,10 @@ std::string speed_md(const Campaign& c) {
   }
   os << "\nTime per step: the median of the timed stretches (each the same trajectory as the accuracy run, "
         "from the initial state after untimed warm-up steps, nothing recorded inside it; the slowest rank's "
-        "time), interleaved: round r timed stretch r of every variant in turn, so a load burst falls on all "
-        "of them alike; spread = (max - min) / median; \"(noise)\": the repeats' range overlaps the "
+        "time), interleaved: round r timed stretch r of every variant in turn, starting with the r-th "
+        "variant "
+        "(rotated), so a load burst falls on all of them alike; spread = (max - min) / median; \"(noise)\": "
+        "the repeats' range overlaps the "
         "reference's, so the speed-up is inside the noise. In-run: the accuracy run's own stepping, one "
         "fenced step at a time (with the recording around it; not a speed measurement); predictions: a "
         "rollout's inference time per simulated step, in-run. Every speed-up divides the reference's timed "

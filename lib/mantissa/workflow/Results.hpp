@@ -103,7 +103,8 @@ struct VariantResult {
   std::vector<double> timed_seconds_per_step;
   std::int64_t timed_steps_per_repeat = 0, timed_warmup_steps = 0;
   // Where each of those stretches fell in the job's sequence of timed stretches (0-based; the
-  // variants' stretches are interleaved: round r has stretch r of every variant).
+  // variants' stretches are interleaved: round r has stretch r of every variant, in an order that
+  // starts with variant r mod n; StepTimer's interleaved_stepper).
   std::vector<std::int64_t> timed_sequence;
   // The step's fixed part, measured in the same job right after the timing (max over ranks, s):
   // the physics' own (halo exchanges, boundary fills; PhysicsModel::fixed_step_seconds) and one

@@ -89,10 +89,10 @@ bool SpeedPhase::run(PhaseContext& ctx, bool resumed) {
   plan.repeats = t.repeats;
   plan.warmup_steps = warmup;
   plan.steps = t.steps > 0 ? std::min(t.steps, rest) : rest;
-  ctx.log("timing " + std::to_string(subjects.size()) +
-          " variants interleaved: " + std::to_string(plan.repeats) + " rounds of one stretch of " +
-          std::to_string(plan.steps) + " steps per variant, each after " + std::to_string(warmup) +
-          " untimed steps from the initial state");
+  ctx.log(
+      "timing " + std::to_string(subjects.size()) + " variants interleaved: " + std::to_string(plan.repeats) +
+      " rounds (round r starts with variant r mod n) of one stretch of " + std::to_string(plan.steps) +
+      " steps per variant, each after " + std::to_string(warmup) + " untimed steps from the initial state");
   std::vector<Stepper> steppers;
   for (auto& x : subjects) {
     Stepper s;

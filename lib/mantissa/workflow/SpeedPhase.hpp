@@ -2,10 +2,10 @@
 // Phase kinds "speed" and "timing-speed": the speed column (issue 11). After the physics phases,
 // the stepping of every one of them (its spec's subjects: the reference and the deck's physics
 // variants) is timed in whole stretches (campaign.timing; StepTimer), interleaved: round r times
-// stretch r of every variant in turn, each from the variant's initial state after untimed
-// warm-up steps, under the variant's subnormal mode. A load burst on a shared machine then lands
-// on every variant alike; timed one variant after another, a burst during the reference's
-// stretches made the report claim fp32 5.5x faster without a noise mark. After the stretches,
+// stretch r of every variant in turn (the order rotated: round r starts with subject r mod n), each from the
+// variant's initial state after untimed warm-up steps, under the variant's subnormal mode. A load burst on a
+// shared machine then lands on every variant alike; timed one variant after another, a burst during the
+// reference's stretches made the report claim fp32 5.5x faster without a noise mark. After the stretches,
 // each variant's fixed part (exchanges, fills; one launch + fence).
 //
 // The models of all subjects are alive during this phase (one per variant, each its own state):

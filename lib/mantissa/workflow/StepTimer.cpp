@@ -131,8 +131,9 @@ InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& pla
   }
   std::vector<std::vector<double>> samples(n);
   for (int r = 0; r < plan.repeats && !stopped; ++r)
-    for (std::size_t i = 0; i < n; ++i) {
-      if (std::int64_t(r) * std::int64_t(n) + std::int64_t(i) < first) continue;  // done before a resume
+    for (std::size_t j = 0; j < n; ++j) {
+      if (std::int64_t(r) * std::int64_t(n) + std::int64_t(j) < first) continue;  // done before a resume
+      const std::size_t i = interleaved_stepper(r, j, n);
       start(steppers[i]);
       if (stop()) break;
       samples[i].push_back(timed_stretch(comm, plan, steppers[i], steps[i]) / double(steps[i]));

@@ -7,6 +7,7 @@
 // rank's, since the step is done when the last rank is.
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -71,9 +72,18 @@ TimingSummary time_stepping(MPI_Comm comm, const TimingPlan& plan, const Stepper
 // round r runs stretch r of every stepper in turn (each after its own reset and warm-up), so a
 // load burst on a shared machine lands on every variant's samples alike instead of on the one
 // variant that happened to be running (issue 11: timed one variant after another, a burst during
-// the reference's stretches made fp32 look 5.5x faster, unmarked). bench/solvers times the same
+// the reference's stretches made fp32 look 5.5x faster, unmarked). The order within a round
+// rotates: round r starts with stepper r mod n (interleaved_stepper), so over n rounds every
+// stepper runs once in every place of a round, and neither a load that recurs with the rounds'
+// period nor what the previous stretch left in the caches falls on one stepper only (a fixed
+// order put one variant always right after the same other one). bench/solvers times the same
 // way. With plan.steps = 0 each stepper's stretch length is found first (time_stepping's
 // doubling, one stepper after another; those probes are not samples).
+// The stepper that runs j-th (0-based) in round r of n steppers: (r + j) mod n.
+constexpr std::size_t interleaved_stepper(int round, std::size_t j, std::size_t n) {
+  return (static_cast<std::size_t>(round) % n + j) % n;
+}
+
 struct InterleavedTiming {
   std::vector<TimingSummary> summaries;  // one per stepper, in the steppers' order
   std::vector<int> order;                // the stepper of every timed stretch, in the order run

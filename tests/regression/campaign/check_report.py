@@ -113,13 +113,14 @@ def check_speed_section(rep, v):
 
 def check_interleaved(rep):
     """Issue 11: the physics variants' timed stretches ran interleaved (round r: stretch r of every
-    variant, in the variants' order), and the surrogate is placed against the timed medians."""
+    variant, the variants' order rotated to start with variant r mod n, so variant i is (i - r) mod n
+    in round r), and the surrogate is placed against the timed medians."""
     phys = [v for v in rep["variants"] if v["kind"] in ("reference", "physics")]
     n = len(phys)
     for i, v in enumerate(phys):
         seq = (v["speed"].get("timing") or {}).get("sequence")
         reps = (v["speed"].get("timing") or {}).get("repeats", 0)
-        check(seq == [r * n + i for r in range(reps)], f"{v['name']}: timed stretches interleaved: {seq}")
+        check(seq == [r * n + (i - r) % n for r in range(reps)], f"{v['name']}: timed stretches interleaved: {seq}")
     sp = rep["surrogate"].get("speed_placement")
     if sp is not None and sp.get("rollouts"):
         ref_t = phys[0]["speed"]["timing"]

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -118,7 +119,9 @@ TEST(StepTimer, ChoosesTheStretchFromMinSeconds) {
 }
 
 // Several steppers timed against each other: round r runs stretch r of every stepper in turn (its
-// reset, warm-up, stretch), never all of one stepper's stretches in a row, and `order` says so.
+// reset, warm-up, stretch), never all of one stepper's stretches in a row, the order rotated so
+// that round r starts with stepper r mod n (over n rounds every stepper runs once in every place
+// of a round, and never always after the same other one), and `order` says so.
 TEST(StepTimer, InterleavesTheSteppersRoundByRound) {
   std::vector<std::string> calls;
   std::vector<Stepper> steppers(3);
@@ -130,20 +133,33 @@ TEST(StepTimer, InterleavesTheSteppersRoundByRound) {
     };
   }
   TimingPlan plan;
-  plan.repeats = 2;
+  plan.repeats = 4;
   plan.warmup_steps = 3;
   plan.steps = 20;
   const auto t = time_stepping_interleaved(MPI_COMM_WORLD, plan, steppers);
   std::vector<std::string> want;
-  for (int r = 0; r < 2; ++r)
-    for (const char* id : {"a", "b", "c"})
+  const std::vector<std::vector<const char*>> rounds{
+      {"a", "b", "c"}, {"b", "c", "a"}, {"c", "a", "b"}, {"a", "b", "c"}};
+  for (const auto& round : rounds)
+    for (const char* id : round)
       for (const char* what : {" reset", " advance 3", " advance 20"}) want.push_back(std::string(id) + what);
   EXPECT_EQ(calls, want);
-  EXPECT_EQ(t.order, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(t.order, (std::vector<int>{0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2}));
+  // In the first n rounds every stepper holds every place of a round once.
+  for (int i = 0; i < 3; ++i) {
+    std::vector<int> places;
+    for (int k = 0; k < 9; ++k)
+      if (t.order[std::size_t(k)] == i) places.push_back(k % 3);
+    std::sort(places.begin(), places.end());
+    EXPECT_EQ(places, (std::vector<int>{0, 1, 2})) << "stepper " << i;
+  }
+  for (std::size_t k = 0; k < t.order.size(); ++k)
+    EXPECT_EQ(std::size_t(t.order[k]), interleaved_stepper(int(k / 3), k % 3, 3));
+  EXPECT_EQ(interleaved_stepper(7, 0, 1), 0u);
   EXPECT_FALSE(t.stopped);
   ASSERT_EQ(t.summaries.size(), 3u);
   for (const auto& s : t.summaries) {
-    EXPECT_EQ(s.repeats(), 2);
+    EXPECT_EQ(s.repeats(), 4);
     EXPECT_EQ(s.steps_per_repeat, 20);
     EXPECT_EQ(s.warmup_steps, 3);
     EXPECT_LE(s.min, s.max);
@@ -151,8 +167,8 @@ TEST(StepTimer, InterleavesTheSteppersRoundByRound) {
   EXPECT_THROW(time_stepping_interleaved(MPI_COMM_WORLD, plan, {Stepper{}}), Error);
 }
 
-// A stop in the middle of a round: the steppers before it in that round have one stretch more
-// than those after it; nothing runs after the stop.
+// A stop in the middle of a round: the steppers before it in that round (round 1: b, then c,
+// then a) have one stretch more than those after it; nothing runs after the stop.
 TEST(StepTimer, InterleavedStopsAtTheNextStretch) {
   int stretches = 0;
   bool signalled = false;
@@ -171,15 +187,15 @@ TEST(StepTimer, InterleavedStopsAtTheNextStretch) {
   const auto t = time_stepping_interleaved(MPI_COMM_WORLD, plan, steppers);
   EXPECT_TRUE(t.stopped);
   EXPECT_EQ(stretches, 5);
-  EXPECT_EQ(t.order, (std::vector<int>{0, 1, 2, 0, 1}));
+  EXPECT_EQ(t.order, (std::vector<int>{0, 1, 2, 1, 2}));
   ASSERT_EQ(t.summaries.size(), 3u);
-  EXPECT_EQ(t.summaries[0].repeats(), 2);
+  EXPECT_EQ(t.summaries[0].repeats(), 1);
   EXPECT_EQ(t.summaries[1].repeats(), 2);
-  EXPECT_EQ(t.summaries[2].repeats(), 1);
+  EXPECT_EQ(t.summaries[2].repeats(), 2);
 }
 
 // A resumed sequence (first = stretches done before the stop) runs only the rest, in the same
-// interleaved order.
+// interleaved, rotated order (places 5..8: the last of round 1 (a), then round 2: c, a, b).
 TEST(StepTimer, InterleavedContinuesAfterTheStretchesDone) {
   std::vector<int> ran;
   std::vector<Stepper> steppers(3);
@@ -192,10 +208,11 @@ TEST(StepTimer, InterleavedContinuesAfterTheStretchesDone) {
   plan.warmup_steps = 1;
   plan.steps = 10;
   const auto t = time_stepping_interleaved(MPI_COMM_WORLD, plan, steppers, 5);
-  EXPECT_EQ(ran, (std::vector<int>{2, 0, 1, 2}));
+  EXPECT_EQ(ran, (std::vector<int>{0, 2, 0, 1}));
   EXPECT_EQ(t.order, ran);
-  EXPECT_EQ(t.summaries[0].repeats(), 1);
-  EXPECT_EQ(t.summaries[2].repeats(), 2);
+  EXPECT_EQ(t.summaries[0].repeats(), 2);
+  EXPECT_EQ(t.summaries[1].repeats(), 1);
+  EXPECT_EQ(t.summaries[2].repeats(), 1);
 }
 
 TEST(Machine, TriadAndLaunchAreMeasured) {
