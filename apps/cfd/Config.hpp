@@ -5,7 +5,7 @@
 // The mesh's n are cells of width spacing: the domain along axis a is
 // [origin_a, origin_a + n_a h_a]. Pressure lives at cell centres (Cell), the velocity component
 // along axis a on the low faces of the cells along a (Face<a>): the MAC grid of Harlow and
-// Welch (1965). 2D only for now (u, v); the z axis is refused by the solver.
+// Welch (1965). 2D (u, v) or 3D (u, v, w on the low z faces).
 #include <mantissa/core/Precision.hpp>
 #include <mantissa/solvers/Options.hpp>
 
@@ -18,22 +18,24 @@ namespace mantissa::cfd {
 // What one side of the domain is.
 //  - periodic: both sides of the axis, and the mesh axis must be periodic;
 //  - wall: no slip, no penetration (velocity zero on the side);
-//  - lid: a wall that slides along its first tangential axis (x for the y sides, y for the
-//    x sides) at Config::lid_velocity: the driven cavity's lid.
+//  - lid: a wall that slides along its first tangential axis (x for the y and z sides, y for
+//    the x sides) at Config::lid_velocity: the driven cavity's lid.
 enum class Side { periodic, wall, lid };
 
-enum class InitialKind { rest, taylor_green };
+// taylor_green: the 2D vortex (TaylorGreen) in 2D, Brachet's 3D vortex (TaylorGreen3D) in 3D;
+// beltrami: the exact 3D ABC flow (Beltrami), 3D cubes only.
+enum class InitialKind { rest, taylor_green, beltrami };
 
 struct Config {
   double viscosity = 0.01;  // kinematic viscosity nu (Re = U L / nu)
   double dt = 0.0;          // time step; 0 chooses cfl x the largest stable dt (stable_dt)
   double cfl = 0.5;         // fraction of the largest stable dt when dt == 0
-  // side[axis][0 = low, 1 = high]; only the first two axes are used.
+  // side[axis][0 = low, 1 = high]; the first mesh.dim axes are used.
   std::array<std::array<Side, 2>, 3> side{
       {{Side::wall, Side::wall}, {Side::wall, Side::wall}, {Side::wall, Side::wall}}};
   double lid_velocity = 1.0;
   InitialKind initial = InitialKind::rest;
-  double amplitude = 1.0;  // taylor_green: velocity amplitude U0
+  double amplitude = 1.0;  // taylor_green, beltrami: velocity amplitude U0
   // The pressure Poisson solve: tolerance, cycle, smoother; the multigrid's storage precision
   // comes from `solver` below, not from solve.multigrid.precisions.
   solvers::SolverOptions solve;

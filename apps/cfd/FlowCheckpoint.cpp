@@ -27,6 +27,10 @@ std::string write_checkpoint(const io::CheckpointWriter& writer, const FlowSolve
       .set("cfd_dt", s.dt())
       .set("cfd_viscosity", s.config().viscosity)
       .set("cfd_storage", std::string(to_string(precision_traits<S>::precision)));
+  if (s.dim() == 3)
+    return writer.write(s.step_index(), s.time(), attrs,
+                        {io::field_ref("u", s.u()), io::field_ref("v", s.v()), io::field_ref("w", s.w()),
+                         io::field_ref("phi_stage1", s.phi(0)), io::field_ref("phi_stage2", s.phi(1))});
   return writer.write(s.step_index(), s.time(), attrs,
                       {io::field_ref("u", s.u()), io::field_ref("v", s.v()),
                        io::field_ref("phi_stage1", s.phi(0)), io::field_ref("phi_stage2", s.phi(1))});
@@ -35,8 +39,9 @@ std::string write_checkpoint(const io::CheckpointWriter& writer, const FlowSolve
 template <class S, class C>
 void read_checkpoint(const std::string& file, FlowSolver<S, C>& s) {
   io::CheckpointReader reader(file, s.decomposition().comm());
-  reader.validate_against(s.decomposition().grid(),
-                          {{"u", "v", "phi_stage1", "phi_stage2"}, checkpoint_physics});
+  std::vector<std::string> fields{"u", "v", "phi_stage1", "phi_stage2"};
+  if (s.dim() == 3) fields.insert(fields.begin() + 2, "w");
+  reader.validate_against(s.decomposition().grid(), {fields, checkpoint_physics});
   const auto& a = reader.attributes();
   const std::string what = "cfd: checkpoint '" + file + "'";
   // dt and viscosity come from the same deck numbers and are stored bitwise: a restart with
@@ -57,6 +62,7 @@ void read_checkpoint(const std::string& file, FlowSolver<S, C>& s) {
                 " (campaign.variants[].storage); restart with the same storage precision");
   reader.read_field("u", s.u());
   reader.read_field("v", s.v());
+  if (s.dim() == 3) reader.read_field("w", s.w());
   reader.read_field("phi_stage1", s.phi(0));
   reader.read_field("phi_stage2", s.phi(1));
   s.restore(reader.step(), reader.time());

@@ -1,6 +1,6 @@
 #pragma once
 // The flow solver's checkpoint and restart through lib/mantissa/io (issue 14): the velocity u
-// (Face<x>) and v (Face<y>) in the storage precision, bitwise, and the two RK2 stages'
+// (Face<x>) and v (Face<y>) (3D: and w, Face<z>) in the storage precision, bitwise, and the two RK2 stages'
 // pressure potentials phi_stage1/2 (fp64, the next solves' initial guesses), as global fields
 // without ghosts; step, time, dt and viscosity as attributes. A restart from it continues the
 // run bit for bit at the same rank count (the solves' initial guesses are restored too); at

@@ -40,7 +40,7 @@ std::string to_string(Side s) {
 
 double stable_dt(const Grid& grid, double viscosity, double speed) {
   double adv = 0.0, visc = 0.0;
-  for (int a = 0; a < 2; ++a) {
+  for (int a = 0; a < (grid.dim == 3 ? 3 : 2); ++a) {
     adv += std::abs(speed) / grid.spacing[a];
     visc += 1.0 / (grid.spacing[a] * grid.spacing[a]);
   }
@@ -69,12 +69,61 @@ double TaylorGreen::v(double x, double y, double t) const {
          decay(t);
 }
 
+TaylorGreen3D TaylorGreen3D::on(const Grid& grid, double amplitude) {
+  TaylorGreen3D t;
+  t.amplitude = amplitude;
+  const double pi = std::acos(-1.0);
+  for (int a = 0; a < 3; ++a) {
+    t.k[std::size_t(a)] = 2.0 * pi / (double(grid.n[a]) * grid.spacing[a]);
+    t.origin[std::size_t(a)] = grid.origin[a];
+  }
+  return t;
+}
+double TaylorGreen3D::u(double x, double y, double z) const {
+  return amplitude * std::sin(k[0] * (x - origin[0])) * std::cos(k[1] * (y - origin[1])) *
+         std::cos(k[2] * (z - origin[2]));
+}
+double TaylorGreen3D::v(double x, double y, double z) const {
+  return -amplitude * (k[0] / k[1]) * std::cos(k[0] * (x - origin[0])) * std::sin(k[1] * (y - origin[1])) *
+         std::cos(k[2] * (z - origin[2]));
+}
+
+Beltrami Beltrami::on(const Grid& grid, double amplitude, double viscosity) {
+  const double lx = double(grid.n[0]) * grid.spacing[0];
+  bool cube = grid.dim == 3;
+  for (int a = 1; a < 3 && cube; ++a) cube = std::abs(double(grid.n[a]) * grid.spacing[a] - lx) <= 1e-12 * lx;
+  if (!cube)
+    throw Error(
+        "cfd: cfd.initial.kind = beltrami needs a 3D cube (mesh.dim: 3, the same n x spacing on every "
+        "axis, all sides periodic)");
+  Beltrami b;
+  b.amplitude = amplitude;
+  b.viscosity = viscosity;
+  b.k = 2.0 * std::acos(-1.0) / lx;
+  for (int a = 0; a < 3; ++a) b.origin[std::size_t(a)] = grid.origin[a];
+  return b;
+}
+double Beltrami::decay(double t) const {
+  return std::exp(-viscosity * k * k * t);
+}
+double Beltrami::u(double, double y, double z, double t) const {
+  return amplitude * (std::sin(k * (z - origin[2])) + std::cos(k * (y - origin[1]))) * decay(t);
+}
+double Beltrami::v(double x, double, double z, double t) const {
+  return amplitude * (std::sin(k * (x - origin[0])) + std::cos(k * (z - origin[2]))) * decay(t);
+}
+double Beltrami::w(double x, double y, double, double t) const {
+  return amplitude * (std::sin(k * (y - origin[1])) + std::cos(k * (x - origin[0]))) * decay(t);
+}
+
 double velocity_scale(const Config& c) {
   double s = 0.0;
-  for (int a = 0; a < 2; ++a)
+  for (int a = 0; a < 3; ++a)
     for (int side = 0; side < 2; ++side)
       if (c.side[a][side] == Side::lid) s = std::max(s, std::abs(c.lid_velocity));
   if (c.initial == InitialKind::taylor_green) s = std::max(s, std::abs(c.amplitude));
+  // each ABC component is the sum of two unit waves
+  if (c.initial == InitialKind::beltrami) s = std::max(s, 2.0 * std::abs(c.amplitude));
   return s;
 }
 

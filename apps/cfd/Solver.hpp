@@ -1,5 +1,5 @@
 #pragma once
-// Incompressible Navier-Stokes on a 2D staggered (MAC) grid (issue 14):
+// Incompressible Navier-Stokes on a 2D or 3D staggered (MAC) grid (issue 14):
 //
 //   du/dt + (u . grad) u = -grad p + nu lap u,   div u = 0.
 //
@@ -23,6 +23,11 @@
 // the tangential one takes the ghost 2 w - u_inside so the average on the wall is the wall's
 // velocity w (0, or the lid's).
 //
+// 3D (mesh.dim 3) is the same scheme with the third component w on the low z faces
+// (Face<z>), the 7-point Laplacian, the advective fluxes on the cell edges (flow_kernels.hpp),
+// a third pair of sides and the 7-point pressure Poisson solve; the 2D path is untouched (its
+// kernels, sums and bits are those of the 2D-only solver).
+//
 // Storage is the velocity's precision, Compute the momentum arithmetic; phi and the Poisson
 // solve's outer iteration are always fp64, the multigrid inside in Config::solver.
 #include <cfd/Config.hpp>
@@ -44,8 +49,9 @@
 namespace mantissa::cfd {
 
 // Largest stable time step of the scheme for velocity scale `speed` along every axis:
-// 1 / (sum_a U / h_a + 2 nu sum_a 1 / h_a^2). The viscous part is SSP-RK2's real-axis limit
-// (|lambda dt| <= 2 for the 5-point Laplacian's largest eigenvalue 4 nu sum 1/h^2); the
+// 1 / (sum_a U / h_a + 2 nu sum_a 1 / h_a^2), sums over the grid's dim axes. The viscous part is
+// SSP-RK2's real-axis limit (|lambda dt| <= 2 for the 5- or 7-point Laplacian's largest
+// eigenvalue 4 nu sum 1/h^2); the
 // advective part is the unit Courant number of centred differences. Throws nothing.
 double stable_dt(const Grid& grid, double viscosity, double speed);
 // The velocity scale the deck's dt is checked against: the lid speed and the initial field's
@@ -68,13 +74,45 @@ struct TaylorGreen {
   double v(double x, double y, double t) const;
 };
 
+// The 3D Taylor-Green vortex (Brachet et al. 1983; the initial field of the Re 1600 benchmark
+// of the International Workshops on High-Order CFD Methods) on the periodic box [o, o + L]^3:
+//   u = U sin(kx x) cos(ky y) cos(kz z), v = -U (kx / ky) cos(kx x) sin(ky y) cos(kz z), w = 0.
+// Not a solution for t > 0 (it transitions to turbulence): an initial field only.
+struct TaylorGreen3D {
+  double amplitude = 1.0;
+  std::array<double, 3> k{1.0, 1.0, 1.0}, origin{0.0, 0.0, 0.0};
+  static TaylorGreen3D on(const Grid& grid, double amplitude);
+  double u(double x, double y, double z) const;
+  double v(double x, double y, double z) const;
+  double w(double x, double y, double z) const { return 0.0 * x * y * z; }
+};
+
+// The Arnold-Beltrami-Childress flow with A = B = C = U on the periodic cube [o, o + L]^3
+// (k = 2 pi / L, the same L on every axis):
+//   u = U (sin k z + cos k y) e^{-nu k^2 t}, v = U (sin k x + cos k z) e^{-nu k^2 t},
+//   w = U (sin k y + cos k x) e^{-nu k^2 t}.
+// curl u = k u, so (u . grad) u = grad |u|^2 / 2 - u x curl u is a gradient the pressure takes
+// up: an exact, fully 3D solution of the Navier-Stokes equations with every advective term
+// non-zero, the 3D solver's analytic check (tests/unit/cfd/tstFlow3d.cpp).
+struct Beltrami {
+  double amplitude = 1.0, viscosity = 0.01, k = 1.0;
+  std::array<double, 3> origin{0.0, 0.0, 0.0};
+  // throws mantissa::Error unless the grid is a 3D cube
+  static Beltrami on(const Grid& grid, double amplitude, double viscosity);
+  double decay(double t) const;
+  double u(double x, double y, double z, double t) const;
+  double v(double x, double y, double z, double t) const;
+  double w(double x, double y, double z, double t) const;
+};
+
 // Global scalars of the flow state (collective).
 struct FlowDiagnostics {
-  double kinetic_energy = 0.0;  // 1/2 sum (u^2 + v^2) dA over the faces
-  double enstrophy = 0.0;       // 1/2 sum omega^2 dA over the interior corners
+  // dA is the cell area in 2D and the cell volume dV in 3D
+  double kinetic_energy = 0.0;  // 1/2 sum (u^2 + v^2 (+ w^2)) dA over the faces
+  double enstrophy = 0.0;       // 1/2 sum |omega|^2 dA over the interior corners (3D: edges)
   double divergence = 0.0;      // L2 norm of div u over the cells: sqrt(sum (div u)^2 dA)
   double max_divergence = 0.0;  // max |div u| over the cells
-  double cfl = 0.0;             // dt (max|u|/hx + max|v|/hy + 2 nu (1/hx^2 + 1/hy^2)); <= 1 is stable
+  double cfl = 0.0;             // dt (sum_a max|u_a|/h_a + 2 nu sum_a 1/h_a^2); <= 1 is stable
   bool finite = true;
 };
 
@@ -109,11 +147,17 @@ class FlowSolver {
   const Config& config() const { return m_config; }
   const Decomposition& decomposition() const { return m_decomp; }
 
-  // The velocity components (ghosts current) and the stage potentials (ghosts not current).
+  int dim() const { return m_dim; }
+  // The velocity components (ghosts current) and the stage potentials (ghosts not current);
+  // w() is an empty field in 2D.
   const field_type& u() const { return m_u; }
   const field_type& v() const { return m_v; }
+  const field_type& w() const { return m_w; }
   field_type& u() { return m_u; }
   field_type& v() { return m_v; }
+  field_type& w() { return m_w; }
+  // Component along axis a (0, 1, 2).
+  const field_type& velocity(int a) const { return a == 0 ? m_u : (a == 1 ? m_v : m_w); }
   const Field<double>& phi(int stage) const { return m_phi[std::size_t(stage)]; }
   Field<double>& phi(int stage) { return m_phi[std::size_t(stage)]; }
   // After u(), v() or phi() were written from outside (a restored state): halo and boundary
@@ -122,19 +166,26 @@ class FlowSolver {
 
   FlowDiagnostics diagnostics() const;
   const StepSolves& last_solves() const { return m_solves; }
-  // The velocity component along `axis` at physical points (bilinear in the component's own
-  // lattice, clamped to it), the same vector on every rank (collective).
+  // The velocity component along `axis` at physical points (bilinear, 3D trilinear, in the
+  // component's own lattice, clamped to it), the same vector on every rank (collective).
   std::vector<double> sample(int axis, const std::vector<std::array<double, 3>>& points) const;
 
   // Kernels; public only because nvcc rejects extended lambdas in private members.
   template <class Loc>
   void fill_boundary(field_type& f) const;
-  void fill_velocity(field_type& u, field_type& v) const;
+  void fill_velocity(field_type& u, field_type& v, field_type& w) const;
   void momentum(double alpha);
+  template <int A>
+  void momentum3(const field_type& base, field_type& stage, double alpha);
   void project(int stage);
-  double divergence_rhs(const field_type& u, const field_type& v);
+  double divergence_rhs(const field_type& u, const field_type& v, const field_type& w);
+  void correct3(const Field<double>& phi);
+  FlowDiagnostics diagnostics3() const;
+  // Ghost / wall values along `axis` for t1, t2 over the storage ranges [0, across1), [0, across2)
+  // of the other two axes (in 2D the second is the single z plane).
   static void set_side(const typename field_type::view_type& view, int axis, bool high, bool normal,
-                       double wall, std::int64_t first, std::int64_t last, std::int64_t across);
+                       double wall, std::int64_t first, std::int64_t last, std::int64_t across1,
+                       std::int64_t across2);
 
  private:
   const Decomposition& m_decomp;
@@ -142,17 +193,20 @@ class FlowSolver {
   double m_dt = 0.0;
   std::int64_t m_step = 0;
   double m_time = 0.0;
-  std::array<double, 2> m_h{1.0, 1.0};
-  // u, v: the state; un, vn: u^n during a step; wu, wv: the stage being built.
+  int m_dim = 2;
+  std::array<double, 3> m_h{1.0, 1.0, 1.0};
+  // u, v (, w): the state; un, vn (, wn): u^n during a step; wu, wv (, ww): the stage being
+  // built. The w fields are allocated in 3D only.
   field_type m_u, m_v, m_un, m_vn, m_wu, m_wv;
+  field_type m_w, m_wn, m_ww;
   std::array<Field<double>, 2> m_phi;
   Field<double> m_rhs;
-  std::unique_ptr<HaloExchange<Storage>> m_halo;     // u and v, with corners
+  std::unique_ptr<HaloExchange<Storage>> m_halo;     // u, v (, w), with corners
   std::unique_ptr<HaloExchange<double>> m_halo_phi;  // phi
   std::unique_ptr<solvers::PoissonSolver<Cell>> m_poisson;
   StepSolves m_solves;
   // whether this rank's low face along axis a is a wall face the update leaves alone
-  std::array<std::int64_t, 2> m_skip_low{0, 0};
+  std::array<std::int64_t, 3> m_skip_low{0, 0, 0};
 };
 
 extern template class FlowSolver<double, double>;

@@ -22,6 +22,12 @@ inline Policy3 box(std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64
   using idx = Policy3::index_type;
   return Policy3({idx(0), idx(j0), idx(i0)}, {idx(1), idx(j1), idx(i1)});
 }
+// Storage box [lo, hi) along x, y and z (3D).
+inline Policy3 box3(std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, std::int64_t k0,
+                    std::int64_t k1) {
+  using idx = Policy3::index_type;
+  return Policy3({idx(k0), idx(j0), idx(i0)}, {idx(k1), idx(j1), idx(i1)});
+}
 
 inline double allreduce_sum(double v, MPI_Comm comm) {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, comm);
@@ -38,13 +44,15 @@ template <class S, class C>
 FlowSolver<S, C>::FlowSolver(const Decomposition& decomp, const Config& config)
     : m_decomp(decomp), m_config(config) {
   const Grid& g = decomp.grid();
-  if (g.dim != 2)
+  if (g.dim != 2 && g.dim != 3)
     throw Error("cfd: mesh.dim is " + std::to_string(g.dim) +
-                "; the flow solver is 2D only for now; use mesh.dim: 2");
+                "; the flow solver is 2D or 3D; use mesh.dim: 2 or 3");
+  m_dim = g.dim;
   if (!(config.viscosity > 0.0))
     throw Error("cfd: cfd.viscosity is " + std::to_string(config.viscosity) + "; it must be positive");
-  const char* axis_name[2] = {"x", "y"};
-  for (int a = 0; a < 2; ++a) {
+  if (config.initial == InitialKind::beltrami) (void)Beltrami::on(g, config.amplitude, config.viscosity);
+  const char* axis_name[3] = {"x", "y", "z"};
+  for (int a = 0; a < m_dim; ++a) {
     const bool p0 = config.side[a][0] == Side::periodic, p1 = config.side[a][1] == Side::periodic;
     if (p0 != p1)
       throw Error(std::string("cfd: cfd.boundaries.") + axis_name[a] + "_low and " + axis_name[a] +
@@ -67,10 +75,15 @@ FlowSolver<S, C>::FlowSolver(const Decomposition& decomp, const Config& config)
   m_phi[0] = Field<double>(base + "phi_stage1", decomp, 1);
   m_phi[1] = Field<double>(base + "phi_stage2", decomp, 1);
   m_rhs = Field<double>(base + "rhs", decomp, 1);
-  m_halo = std::make_unique<HaloExchange<S>>(decomp, 1, 2, HaloPattern::full);
+  if (m_dim == 3) {
+    m_w = field_type(base + "w", decomp, 1);
+    m_wn = field_type(base + "w_n", decomp, 1);
+    m_ww = field_type(base + "w_stage", decomp, 1);
+  }
+  m_halo = std::make_unique<HaloExchange<S>>(decomp, 1, m_dim, HaloPattern::full);
   m_halo_phi = std::make_unique<HaloExchange<double>>(decomp, 1, 1, HaloPattern::faces);
   solvers::Boundary bc = solvers::Boundary::all(solvers::BoundaryKind::neumann);
-  for (int a = 0; a < 2; ++a)
+  for (int a = 0; a < m_dim; ++a)
     for (int s = 0; s < 2; ++s)
       if (config.side[a][s] == Side::periodic)
         bc.face[std::size_t(2 * a + s)] = solvers::BoundaryKind::periodic;
@@ -81,22 +94,30 @@ FlowSolver<S, C>::FlowSolver(const Decomposition& decomp, const Config& config)
 
 template <class S, class C>
 void FlowSolver<S, C>::set_side(const typename field_type::view_type& view, int axis, bool high, bool normal,
-                                double wall, std::int64_t first, std::int64_t last, std::int64_t across) {
+                                double wall, std::int64_t first, std::int64_t last, std::int64_t across1,
+                                std::int64_t across2) {
   const S w2 = S(2.0 * wall);
+  using P2 = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<2>>;
+  using idx = typename P2::index_type;
   Kokkos::parallel_for(
-      "mantissa::cfd::FlowSolver::boundary", Kokkos::RangePolicy<execution_space>(0, across),
-      KOKKOS_LAMBDA(const std::int64_t t) {
-        // the inside point and the ghost / wall point along `axis`, t across it
+      "mantissa::cfd::FlowSolver::boundary", P2({idx(0), idx(0)}, {idx(across2), idx(across1)}),
+      KOKKOS_LAMBDA(const std::int64_t t2, const std::int64_t t1) {
+        // the inside point and the ghost / wall point along `axis`; t1, t2 run along the other
+        // two axes in increasing order (x, y, z without `axis`)
         const std::int64_t in = high ? last : first;
         const std::int64_t out = high ? last + 1 : first - 1;
-        const std::int64_t ji = axis == 0 ? t : in, ii = axis == 0 ? in : t;
-        const std::int64_t jo = axis == 0 ? t : out, io = axis == 0 ? out : t;
+        std::int64_t pi[3], po[3];
+        const int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2;
+        pi[o1] = po[o1] = t1;
+        pi[o2] = po[o2] = t2;
+        pi[axis] = in;
+        po[axis] = out;
         if (normal) {
           // the wall face itself: global face 0 (owned, never updated) or n (the high ghost)
-          view(0, jo, io) = S(0);
-          if (!high) view(0, ji, ii) = S(0);
+          view(po[2], po[1], po[0]) = S(0);
+          if (!high) view(pi[2], pi[1], pi[0]) = S(0);
         } else {
-          view(0, jo, io) = S(w2 - view(0, ji, ii));
+          view(po[2], po[1], po[0]) = S(w2 - view(pi[2], pi[1], pi[0]));
         }
       });
 }
@@ -106,31 +127,69 @@ template <class Loc>
 void FlowSolver<S, C>::fill_boundary(field_type& f) const {
   constexpr int A = Loc::axis;
   const int g = 1;
-  for (int a = 0; a < 2; ++a)
+  for (int a = 0; a < m_dim; ++a)
     for (int s = 0; s < 2; ++s) {
       const Side side = m_config.side[a][s];
       if (side == Side::periodic) continue;
       if (s == 0 ? !m_decomp.at_low_boundary(a) : !m_decomp.at_high_boundary(a)) continue;
       const bool normal = a == A;
-      // a lid slides along x on the y sides and along y on the x sides
+      // a lid slides along x on the y and z sides and along y on the x sides
       const int lid_component = a == 0 ? 1 : 0;
       const double wall = (!normal && side == Side::lid && lid_component == A) ? m_config.lid_velocity : 0.0;
       const std::int64_t e = m_decomp.extent()[std::size_t(a)];
-      const std::int64_t across = m_decomp.extent()[std::size_t(1 - a)] + 2 * g;
-      set_side(f.view(), a, s == 1, normal, wall, g, g + e - 1, across);
+      // storage extents of the other two axes (x, y, z without a); z has no ghosts in 2D
+      const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;
+      const std::int64_t across1 = std::int64_t(f.view().extent(std::size_t(2 - o1)));
+      const std::int64_t across2 = std::int64_t(f.view().extent(std::size_t(2 - o2)));
+      set_side(f.view(), a, s == 1, normal, wall, g, g + e - 1, across1, across2);
     }
 }
 
 template <class S, class C>
-void FlowSolver<S, C>::fill_velocity(field_type& u, field_type& v) const {
-  m_halo->exchange({&u, &v});
+void FlowSolver<S, C>::fill_velocity(field_type& u, field_type& v, field_type& w) const {
+  if (m_dim == 3) {
+    m_halo->exchange({&u, &v, &w});
+  } else {
+    m_halo->exchange({&u, &v});
+  }
   fill_boundary<FaceX>(u);
   fill_boundary<FaceY>(v);
+  if (m_dim == 3) fill_boundary<FaceZ>(w);
 }
 
 // w = alpha base + (1 - alpha) (u + dt F(u)) on the faces the update owns (not the wall faces).
 template <class S, class C>
+template <int A>
+void FlowSolver<S, C>::momentum3(const field_type& base, field_type& stage, double alpha) {
+  const auto& e = m_decomp.extent();
+  const std::int64_t g = 1;
+  const auto u = m_u.view(), v = m_v.view(), w = m_w.view();
+  const auto ua = velocity(A).view();
+  const auto bv = base.view(), wv = stage.view();
+  const C r[3] = {C(1.0 / m_h[0]), C(1.0 / m_h[1]), C(1.0 / m_h[2])};
+  const C vis[3] = {C(m_config.viscosity / (m_h[0] * m_h[0])), C(m_config.viscosity / (m_h[1] * m_h[1])),
+                    C(m_config.viscosity / (m_h[2] * m_h[2]))};
+  const C a = C(alpha), b = C(1.0 - alpha), dt = C(m_dt);
+  std::int64_t lo[3] = {g, g, g};
+  lo[A] += m_skip_low[A];
+  Kokkos::parallel_for(
+      A == 0 ? "mantissa::cfd::FlowSolver::momentum_u"
+             : (A == 1 ? "mantissa::cfd::FlowSolver::momentum_v" : "mantissa::cfd::FlowSolver::momentum_w"),
+      detail::box3(lo[0], g + e[0], lo[1], g + e[1], lo[2], g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const C f = kernels::rhs3<A, C>(u, v, w, int(k), int(j), int(i), r, vis);
+        wv(k, j, i) = S(a * C(bv(k, j, i)) + b * (C(ua(k, j, i)) + dt * f));
+      });
+}
+
+template <class S, class C>
 void FlowSolver<S, C>::momentum(double alpha) {
+  if (m_dim == 3) {
+    momentum3<0>(alpha == 0.0 ? m_u : m_un, m_wu, alpha);
+    momentum3<1>(alpha == 0.0 ? m_v : m_vn, m_wv, alpha);
+    momentum3<2>(alpha == 0.0 ? m_w : m_wn, m_ww, alpha);
+    return;
+  }
   const auto& e = m_decomp.extent();
   const std::int64_t g = 1;
   const auto u = m_u.view(), v = m_v.view();
@@ -155,11 +214,25 @@ void FlowSolver<S, C>::momentum(double alpha) {
 
 // rhs = -div(u, v) on the owned cells (ghosts of u, v current); returns the L2 norm of div.
 template <class S, class C>
-double FlowSolver<S, C>::divergence_rhs(const field_type& uf, const field_type& vf) {
+double FlowSolver<S, C>::divergence_rhs(const field_type& uf, const field_type& vf, const field_type& wf) {
   const auto& e = m_decomp.extent();
   const std::int64_t g = 1;
   const auto u = uf.view(), v = vf.view();
   const auto rhs = m_rhs.view();
+  if (m_dim == 3) {
+    const auto w = wf.view();
+    const C r[3] = {C(1.0 / m_h[0]), C(1.0 / m_h[1]), C(1.0 / m_h[2])};
+    double sum3 = 0.0;
+    Kokkos::parallel_reduce(
+        "mantissa::cfd::FlowSolver::divergence", detail::box3(g, g + e[0], g, g + e[1], g, g + e[2]),
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+          const double d = double(kernels::divergence3<C>(u, v, w, int(k), int(j), int(i), r));
+          rhs(k, j, i) = -d;
+          acc += d * d;
+        },
+        sum3);
+    return std::sqrt(detail::allreduce_sum(sum3, m_decomp.comm()) * m_h[0] * m_h[1] * m_h[2]);
+  }
   const C rx = C(1.0 / m_h[0]), ry = C(1.0 / m_h[1]);
   double sum = 0.0;
   Kokkos::parallel_reduce(
@@ -176,8 +249,8 @@ double FlowSolver<S, C>::divergence_rhs(const field_type& uf, const field_type& 
 // P w: solve -lap phi = -div w, w -= grad phi, boundary values of w.
 template <class S, class C>
 void FlowSolver<S, C>::project(int stage) {
-  fill_velocity(m_wu, m_wv);
-  m_solves.divergence_before = divergence_rhs(m_wu, m_wv);
+  fill_velocity(m_wu, m_wv, m_ww);
+  m_solves.divergence_before = divergence_rhs(m_wu, m_wv, m_ww);
   auto& phi = m_phi[std::size_t(stage)];
   const auto st = m_poisson->solve(m_rhs, phi);
   m_solves.iterations += st.iterations;
@@ -192,6 +265,11 @@ void FlowSolver<S, C>::project(int stage) {
     ++m_solves.unconverged;
   }
   m_halo_phi->exchange({&phi});
+  if (m_dim == 3) {
+    correct3(phi);
+    fill_velocity(m_wu, m_wv, m_ww);
+    return;
+  }
   const auto& e = m_decomp.extent();
   const std::int64_t g = 1;
   const auto p = phi.view();
@@ -207,7 +285,35 @@ void FlowSolver<S, C>::project(int stage) {
       KOKKOS_LAMBDA(const std::int64_t, const std::int64_t j, const std::int64_t i) {
         wv(0, j, i) = S(C(wv(0, j, i)) - C(p(0, j, i) - p(0, j - 1, i)) * ry);
       });
-  fill_velocity(m_wu, m_wv);
+  fill_velocity(m_wu, m_wv, m_ww);
+}
+
+// w -= grad phi on the faces the update owns (3D).
+template <class S, class C>
+void FlowSolver<S, C>::correct3(const Field<double>& phi) {
+  const auto& e = m_decomp.extent();
+  const std::int64_t g = 1;
+  const auto p = phi.view();
+  const auto wu = m_wu.view(), wv = m_wv.view(), ww = m_ww.view();
+  const C rx = C(1.0 / m_h[0]), ry = C(1.0 / m_h[1]), rz = C(1.0 / m_h[2]);
+  Kokkos::parallel_for(
+      "mantissa::cfd::FlowSolver::correct_u",
+      detail::box3(g + m_skip_low[0], g + e[0], g, g + e[1], g, g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        wu(k, j, i) = S(C(wu(k, j, i)) - C(p(k, j, i) - p(k, j, i - 1)) * rx);
+      });
+  Kokkos::parallel_for(
+      "mantissa::cfd::FlowSolver::correct_v",
+      detail::box3(g, g + e[0], g + m_skip_low[1], g + e[1], g, g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        wv(k, j, i) = S(C(wv(k, j, i)) - C(p(k, j, i) - p(k, j - 1, i)) * ry);
+      });
+  Kokkos::parallel_for(
+      "mantissa::cfd::FlowSolver::correct_w",
+      detail::box3(g, g + e[0], g, g + e[1], g + m_skip_low[2], g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        ww(k, j, i) = S(C(ww(k, j, i)) - C(p(k, j, i) - p(k - 1, j, i)) * rz);
+      });
 }
 
 template <class S, class C>
@@ -219,7 +325,33 @@ void FlowSolver<S, C>::initialize() {
   auto hv = Kokkos::create_mirror_view(m_v.view());
   Kokkos::deep_copy(hu, S(0));
   Kokkos::deep_copy(hv, S(0));
-  if (m_config.initial == InitialKind::taylor_green) {
+  if (m_dim == 3) {
+    auto hw = Kokkos::create_mirror_view(m_w.view());
+    Kokkos::deep_copy(hw, S(0));
+    const auto tg = m_config.initial == InitialKind::taylor_green ? TaylorGreen3D::on(g, m_config.amplitude)
+                                                                  : TaylorGreen3D{};
+    const auto ab = m_config.initial == InitialKind::beltrami
+                        ? Beltrami::on(g, m_config.amplitude, m_config.viscosity)
+                        : Beltrami{};
+    for (std::int64_t k = 0; k < e[2]; ++k)
+      for (std::int64_t j = 0; j < e[1]; ++j)
+        for (std::int64_t i = 0; i < e[0]; ++i) {
+          const double xf = g.origin[0] + double(off[0] + i) * m_h[0];
+          const double yf = g.origin[1] + double(off[1] + j) * m_h[1];
+          const double zf = g.origin[2] + double(off[2] + k) * m_h[2];
+          const double xc = xf + 0.5 * m_h[0], yc = yf + 0.5 * m_h[1], zc = zf + 0.5 * m_h[2];
+          if (m_config.initial == InitialKind::taylor_green) {
+            hu(k + 1, j + 1, i + 1) = S(tg.u(xf, yc, zc));
+            hv(k + 1, j + 1, i + 1) = S(tg.v(xc, yf, zc));
+            hw(k + 1, j + 1, i + 1) = S(tg.w(xc, yc, zf));
+          } else if (m_config.initial == InitialKind::beltrami) {
+            hu(k + 1, j + 1, i + 1) = S(ab.u(xf, yc, zc, 0.0));
+            hv(k + 1, j + 1, i + 1) = S(ab.v(xc, yf, zc, 0.0));
+            hw(k + 1, j + 1, i + 1) = S(ab.w(xc, yc, zf, 0.0));
+          }
+        }
+    Kokkos::deep_copy(m_w.view(), hw);
+  } else if (m_config.initial == InitialKind::taylor_green) {
     const auto tg = TaylorGreen::on(g, m_config.amplitude, m_config.viscosity);
     for (std::int64_t j = 0; j < e[1]; ++j)
       for (std::int64_t i = 0; i < e[0]; ++i) {
@@ -237,19 +369,27 @@ void FlowSolver<S, C>::initialize() {
   m_step = 0;
   m_time = 0.0;
   m_solves = StepSolves{};
-  fill_velocity(m_u, m_v);
+  fill_velocity(m_u, m_v, m_w);
   // Project the initial field unless it is discretely divergence-free already (the square
   // Taylor-Green vortex is, to rounding: a solve of a rounding-level right-hand side to a
-  // relative tolerance would only stall).
-  const double div = divergence_rhs(m_u, m_v);
-  const double area = double(g.n[0]) * m_h[0] * double(g.n[1]) * m_h[1];
-  const double scale = velocity_scale(m_config) / std::min(m_h[0], m_h[1]) * std::sqrt(area);
+  // relative tolerance would only stall; so are the 3D vortex and the ABC flow, whose
+  // components are constant along their own axis or cancel face by face).
+  const double div = divergence_rhs(m_u, m_v, m_w);
+  double area = double(g.n[0]) * m_h[0] * double(g.n[1]) * m_h[1];
+  double hmin = std::min(m_h[0], m_h[1]);
+  if (m_dim == 3) {
+    area *= double(g.n[2]) * m_h[2];
+    hmin = std::min(hmin, m_h[2]);
+  }
+  const double scale = velocity_scale(m_config) / hmin * std::sqrt(area);
   if (div > 1e-12 * scale) {
     Kokkos::deep_copy(m_wu.view(), m_u.view());
     Kokkos::deep_copy(m_wv.view(), m_v.view());
+    if (m_dim == 3) Kokkos::deep_copy(m_ww.view(), m_w.view());
     project(0);
     std::swap(m_u, m_wu);
     std::swap(m_v, m_wv);
+    std::swap(m_w, m_ww);
     Kokkos::deep_copy(m_phi[0].view(), 0.0);
     m_solves = StepSolves{};
   }
@@ -265,13 +405,16 @@ void FlowSolver<S, C>::step() {
   project(0);
   std::swap(m_un, m_u);
   std::swap(m_vn, m_v);
+  std::swap(m_wn, m_w);
   std::swap(m_u, m_wu);
   std::swap(m_v, m_wv);
+  std::swap(m_w, m_ww);
   // stage 2: u^{n+1} = P(1/2 u^n + 1/2 (u1 + dt F(u1)))
   momentum(0.5);
   project(1);
   std::swap(m_u, m_wu);
   std::swap(m_v, m_wv);
+  std::swap(m_w, m_ww);
   ++m_step;
   m_time = double(m_step) * m_dt;
   Kokkos::Profiling::popRegion();
@@ -286,11 +429,12 @@ template <class S, class C>
 void FlowSolver<S, C>::restore(std::int64_t step, double time) {
   m_step = step;
   m_time = time;
-  fill_velocity(m_u, m_v);
+  fill_velocity(m_u, m_v, m_w);
 }
 
 template <class S, class C>
 FlowDiagnostics FlowSolver<S, C>::diagnostics() const {
+  if (m_dim == 3) return diagnostics3();
   FlowDiagnostics d;
   const auto& e = m_decomp.extent();
   const std::int64_t g = 1;
@@ -356,46 +500,142 @@ FlowDiagnostics FlowSolver<S, C>::diagnostics() const {
 }
 
 template <class S, class C>
+FlowDiagnostics FlowSolver<S, C>::diagnostics3() const {
+  FlowDiagnostics d;
+  const auto& e = m_decomp.extent();
+  const std::int64_t g = 1;
+  const auto u = m_u.view(), v = m_v.view(), w = m_w.view();
+  const double r[3] = {1.0 / m_h[0], 1.0 / m_h[1], 1.0 / m_h[2]};
+  const MPI_Comm comm = m_decomp.comm();
+  const auto owned = detail::box3(g, g + e[0], g, g + e[1], g, g + e[2]);
+  double ke = 0.0, ens = 0.0, div2 = 0.0, divmax = 0.0, umax = 0.0, vmax = 0.0, wmax = 0.0;
+  Kokkos::parallel_reduce(
+      "mantissa::cfd::FlowSolver::kinetic_energy", owned,
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double a = double(u(k, j, i)), b = double(v(k, j, i)), c = double(w(k, j, i));
+        acc += a * a + b * b + c * c;
+      },
+      ke);
+  const typename field_type::view_type comps[3] = {u, v, w};
+  double* maxes[3] = {&umax, &vmax, &wmax};
+  for (int a = 0; a < 3; ++a) {
+    const auto f = comps[a];
+    Kokkos::parallel_reduce(
+        "mantissa::cfd::FlowSolver::max_velocity", owned,
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+          const double q = math::fabs(double(f(k, j, i)));
+          acc = q > acc ? q : acc;
+        },
+        Kokkos::Max<double>(*maxes[a]));
+  }
+  // |omega|^2 on the edges inside the domain: component a on the a edges, which lie on the
+  // faces of the other two axes (the wall edges are left out as the 2D corners are)
+  const std::int64_t sx = m_skip_low[0], sy = m_skip_low[1], sz = m_skip_low[2];
+  double part = 0.0;
+  Kokkos::parallel_reduce(
+      "mantissa::cfd::FlowSolver::enstrophy_x", detail::box3(g, g + e[0], g + sy, g + e[1], g + sz, g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double q = kernels::vorticity3<0, double>(u, v, w, int(k), int(j), int(i), r);
+        acc += q * q;
+      },
+      part);
+  ens += part;
+  part = 0.0;
+  Kokkos::parallel_reduce(
+      "mantissa::cfd::FlowSolver::enstrophy_y", detail::box3(g + sx, g + e[0], g, g + e[1], g + sz, g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double q = kernels::vorticity3<1, double>(u, v, w, int(k), int(j), int(i), r);
+        acc += q * q;
+      },
+      part);
+  ens += part;
+  part = 0.0;
+  Kokkos::parallel_reduce(
+      "mantissa::cfd::FlowSolver::enstrophy_z", detail::box3(g + sx, g + e[0], g + sy, g + e[1], g, g + e[2]),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double q = kernels::vorticity3<2, double>(u, v, w, int(k), int(j), int(i), r);
+        acc += q * q;
+      },
+      part);
+  ens += part;
+  Kokkos::parallel_reduce(
+      "mantissa::cfd::FlowSolver::divergence_norm", owned,
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double q = kernels::divergence3<double>(u, v, w, int(k), int(j), int(i), r);
+        acc += q * q;
+      },
+      div2);
+  Kokkos::parallel_reduce(
+      "mantissa::cfd::FlowSolver::divergence_max", owned,
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        const double q = math::fabs(kernels::divergence3<double>(u, v, w, int(k), int(j), int(i), r));
+        acc = q > acc ? q : acc;
+      },
+      Kokkos::Max<double>(divmax));
+  double sums[3] = {ke, ens, div2};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comm);
+  double maxs[4] = {umax, vmax, wmax, divmax};
+  MPI_Allreduce(MPI_IN_PLACE, maxs, 4, MPI_DOUBLE, MPI_MAX, comm);
+  const double dv = m_h[0] * m_h[1] * m_h[2];
+  d.kinetic_energy = 0.5 * sums[0] * dv;
+  d.enstrophy = 0.5 * sums[1] * dv;
+  d.divergence = std::sqrt(sums[2] * dv);
+  d.max_divergence = maxs[3];
+  d.cfl = m_dt * (maxs[0] * r[0] + maxs[1] * r[1] + maxs[2] * r[2] +
+                  2.0 * m_config.viscosity * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]));
+  d.finite = std::isfinite(d.kinetic_energy) && std::isfinite(d.enstrophy) && std::isfinite(d.divergence);
+  return d;
+}
+
+template <class S, class C>
 std::vector<double> FlowSolver<S, C>::sample(int axis,
                                              const std::vector<std::array<double, 3>>& points) const {
   const Grid& gr = m_decomp.grid();
-  const auto& f = axis == 0 ? m_u : m_v;
+  const int dim = m_dim;
+  const auto& f = velocity(axis);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.view());
   const auto& off = m_decomp.offset();
   const auto& e = m_decomp.extent();
+  const std::int64_t gz = dim == 3 ? 1 : 0;  // the z ghost layer
   // the component's lattice: along its own axis the faces 0..n (n only at a wall), across
   // it the cell centres 0..n-1
-  std::array<double, 2> shift{0.5, 0.5};
-  std::array<std::int64_t, 2> top{gr.n[0] - 1, gr.n[1] - 1};
+  std::array<double, 3> shift{0.5, 0.5, 0.5};
+  std::array<std::int64_t, 3> top{gr.n[0] - 1, gr.n[1] - 1, gr.n[2] - 1};
   shift[std::size_t(axis)] = 0.0;
   if (!gr.periodic[axis]) top[std::size_t(axis)] = gr.n[axis];
-  std::vector<double> part(points.size() * 4, 0.0), weight(points.size() * 4, 0.0);
+  const int corners = 1 << dim;  // 4 in 2D (the corners' order and weights as before), 8 in 3D
+  const std::size_t nc = std::size_t(corners);
+  std::vector<double> part(points.size() * nc, 0.0), weight(points.size() * nc, 0.0);
   for (std::size_t p = 0; p < points.size(); ++p) {
-    std::array<std::int64_t, 2> i0{};
-    std::array<double, 2> t{};
-    for (int a = 0; a < 2; ++a) {
+    std::array<std::int64_t, 3> i0{};
+    std::array<double, 3> t{};
+    for (int a = 0; a < dim; ++a) {
       double q = (points[p][std::size_t(a)] - gr.origin[a]) / m_h[std::size_t(a)] - shift[std::size_t(a)];
       q = std::min(std::max(q, 0.0), double(top[std::size_t(a)]));
       i0[std::size_t(a)] = std::min<std::int64_t>(std::int64_t(std::floor(q)), top[std::size_t(a)] - 1);
+      i0[std::size_t(a)] = std::max<std::int64_t>(i0[std::size_t(a)], 0);  // one cell along the axis
       t[std::size_t(a)] = q - double(i0[std::size_t(a)]);
     }
-    for (int c = 0; c < 4; ++c) {
-      const std::int64_t gi = i0[0] + (c & 1), gj = i0[1] + (c >> 1);
-      weight[p * 4 + std::size_t(c)] = ((c & 1) ? t[0] : 1.0 - t[0]) * ((c >> 1) ? t[1] : 1.0 - t[1]);
+    for (int c = 0; c < corners; ++c) {
+      const std::int64_t gi = i0[0] + (c & 1), gj = i0[1] + ((c >> 1) & 1), gk = i0[2] + ((c >> 2) & 1);
+      double wgt = ((c & 1) ? t[0] : 1.0 - t[0]) * (((c >> 1) & 1) ? t[1] : 1.0 - t[1]);
+      if (dim == 3) wgt *= ((c >> 2) & 1) ? t[2] : 1.0 - t[2];
+      weight[p * nc + std::size_t(c)] = wgt;
       auto holds = [&](int a, std::int64_t gidx) {
         if (gidx >= off[a] && gidx < off[a] + e[a]) return true;
         // the high wall face of the normal axis sits in the last rank's ghost layer
         return a == axis && gidx == gr.n[a] && !gr.periodic[a] && m_decomp.at_high_boundary(a);
       };
-      if (holds(0, gi) && holds(1, gj))
-        part[p * 4 + std::size_t(c)] = double(host(0, gj - off[1] + 1, gi - off[0] + 1));
+      if (holds(0, gi) && holds(1, gj) && (dim == 2 || holds(2, gk)))
+        part[p * nc + std::size_t(c)] =
+            double(host(dim == 3 ? gk - off[2] + gz : 0, gj - off[1] + 1, gi - off[0] + 1));
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, part.data(), static_cast<int>(part.size()), MPI_DOUBLE, MPI_SUM,
                 m_decomp.comm());
   std::vector<double> out(points.size(), 0.0);
   for (std::size_t p = 0; p < points.size(); ++p)
-    for (int c = 0; c < 4; ++c) out[p] += weight[p * 4 + std::size_t(c)] * part[p * 4 + std::size_t(c)];
+    for (std::size_t c = 0; c < nc; ++c) out[p] += weight[p * nc + c] * part[p * nc + c];
   return out;
 }
 

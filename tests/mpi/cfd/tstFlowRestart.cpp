@@ -2,7 +2,7 @@
 // apps/cfd/FlowCheckpoint.hpp), at every rank count of the harness:
 //  - a run stopped at step 10, written, read into a fresh solver and continued to step 20 has
 //    the bits of the uninterrupted run (velocity, both stage potentials, step, time), in fp64
-//    and fp32 storage;
+//    and fp32 storage, 2D and 3D (u, v, w);
 //  - the file read on one rank (MPI_COMM_SELF) holds the distributed run's state bit for bit,
 //    and that one-rank continuation agrees to rounding (the CG's dot products, tstFlowMpi.cpp);
 //  - a file of another viscosity, storage precision or grid is refused naming the deck key.
@@ -51,15 +51,10 @@ struct Scratch {
   }
 };
 
-// The owned values of a field (fp64), x fastest.
+// The owned values of a field (fp64), x fastest (3D: then y, then z).
 template <class T>
 std::vector<double> owned(const Field<T>& f) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.view());
-  const auto e = f.extent();
-  std::vector<double> out;
-  for (std::int64_t j = 0; j < e[1]; ++j)
-    for (std::int64_t i = 0; i < e[0]; ++i) out.push_back(double(h(0, j + 1, i + 1)));
-  return out;
+  return owned_values(f);
 }
 
 // Number of owned values whose bits differ, summed over the ranks.
@@ -77,6 +72,9 @@ void expect_same_bits(const FlowSolver<S>& a, const FlowSolver<S>& b, const char
   EXPECT_EQ(a.time(), b.time()) << what;
   EXPECT_EQ(mismatches(owned(a.u()), owned(b.u())), 0) << what << ": u";
   EXPECT_EQ(mismatches(owned(a.v()), owned(b.v())), 0) << what << ": v";
+  if (a.dim() == 3) {
+    EXPECT_EQ(mismatches(owned(a.w()), owned(b.w())), 0) << what << ": w";
+  }
   EXPECT_EQ(mismatches(owned(a.phi(0)), owned(b.phi(0))), 0) << what << ": phi_stage1";
   EXPECT_EQ(mismatches(owned(a.phi(1)), owned(b.phi(1))), 0) << what << ": phi_stage2";
   const auto da = a.diagnostics(), db = b.diagnostics();
@@ -117,6 +115,15 @@ TEST(FlowRestart, CavityContinuesBitwiseFp32Storage) {
 
 TEST(FlowRestart, TaylorGreenContinuesBitwise) {
   restart_is_bitwise<double>(unit_square(30, 22, true), taylor_green_config(), "taylor-green");
+}
+
+TEST(FlowRestart, Cavity3dContinuesBitwise) {
+  restart_is_bitwise<double>(box3(11, 9, 10, 1.0, 1.0, 1.0, false), cavity3_config(100.0), "cavity3d-fp64");
+}
+
+TEST(FlowRestart, TaylorGreen3dContinuesBitwiseFp32Storage) {
+  restart_is_bitwise<float>(box3(12, 10, 9, 1.0, 1.0, 1.0, true),
+                            periodic_config(InitialKind::taylor_green, 0.01), "taylor-green3d-fp32");
 }
 
 TEST(FlowRestart, ReadAtOneRankHoldsTheDistributedState) {
@@ -203,6 +210,11 @@ TEST(FlowRestart, RefusesAnotherViscosityStorageOrGrid) {
   Decomposition bigger(MPI_COMM_WORLD, unit_square(24, 24, false));
   FlowSolver<double> wrong_grid(bigger, c);
   expect_refusal([&] { read_checkpoint(file, wrong_grid); }, "mesh.n");
+
+  // a 2D file read by a 3D solver of the same x and y cells
+  Decomposition deeper(MPI_COMM_WORLD, box3(24, 20, 4, 1.0, 1.0, 0.2, false));
+  FlowSolver<double> wrong_dim(deeper, cavity3_config(100.0));
+  expect_refusal([&] { read_checkpoint(file, wrong_dim); }, "mesh.");
 }
 
 }  // namespace

@@ -98,13 +98,7 @@ TEST(FlowSolver, RefusesAnUnstableTimeStep) {
   }
   c.dt = 0.99 * limit;
   EXPECT_NO_THROW(FlowSolver<double>(decomp, c));
-  // a 3D mesh and a periodic flag that disagrees with the boundaries are refused too
-  Grid g3 = g;
-  g3.dim = 3;
-  g3.n[2] = 8;
-  g3.periodic[2] = true;
-  Decomposition d3(MPI_COMM_SELF, g3);
-  EXPECT_THROW(FlowSolver<double>(d3, taylor_green_config()), mantissa::Error);
+  // a periodic flag that disagrees with the boundaries is refused too (3D: tstFlow3d.cpp)
   Config walls = taylor_green_config();
   walls.side[0] = {Side::wall, Side::wall};
   EXPECT_THROW(FlowSolver<double>(decomp, walls), mantissa::Error);
