@@ -15,6 +15,8 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace mantissa::app {
 
@@ -57,9 +59,10 @@ class CfdModel final : public workflow::PhysicsModel {
     const auto& c = m_solver.config();
     const auto& g = m_decomp.grid();
     std::ostringstream os;
-    os << "cfd incompressible 2D MAC " << g.n[0] << "x" << g.n[1] << ", nu " << c.viscosity << ", "
-       << to_string(c.storage) << " storage / " << to_string(c.compute) << " compute / "
-       << to_string(c.solver) << " multigrid, dt " << m_solver.dt();
+    os << "cfd incompressible " << g.dim << "D MAC " << g.n[0] << "x" << g.n[1];
+    if (g.dim == 3) os << "x" << g.n[2];
+    os << ", nu " << c.viscosity << ", " << to_string(c.storage) << " storage / " << to_string(c.compute)
+       << " compute / " << to_string(c.solver) << " multigrid, dt " << m_solver.dt();
     return os.str();
   }
   workflow::PrecisionSet precision() const override {
@@ -86,6 +89,7 @@ class CfdModel final : public workflow::PhysicsModel {
     workflow::State out;
     out.push_back({"u", to_fp64(m_solver.u(), m_decomp, base + "u")});
     out.push_back({"v", to_fp64(m_solver.v(), m_decomp, base + "v")});
+    if (m_solver.dim() == 3) out.push_back({"w", to_fp64(m_solver.w(), m_decomp, base + "w")});
     for (int s = 0; s < 2; ++s) {
       const std::string name = "phi_stage" + std::to_string(s + 1);
       Field<double> p(base + name, m_decomp, m_solver.phi(s).ghost(0));
@@ -97,20 +101,27 @@ class CfdModel final : public workflow::PhysicsModel {
   }
 
   void set_state(const workflow::State& st, std::int64_t step, double time) override {
-    const char* names[4] = {"u", "v", "phi_stage1", "phi_stage2"};
-    if (st.size() != 4)
-      throw Error("cfd: a state has the 4 fields u, v, phi_stage1, phi_stage2; got " +
-                  std::to_string(st.size()));
-    for (int i = 0; i < 4; ++i)
-      if (st[std::size_t(i)].name != names[i])
-        throw Error("cfd: state field " + std::to_string(i) + " is '" + st[std::size_t(i)].name +
-                    "', expected '" + names[i] + "'");
+    const bool three = m_solver.dim() == 3;
+    const std::vector<std::string> names =
+        three ? std::vector<std::string>{"u", "v", "w", "phi_stage1", "phi_stage2"}
+              : std::vector<std::string>{"u", "v", "phi_stage1", "phi_stage2"};
+    if (st.size() != names.size())
+      throw Error(std::string("cfd: a ") +
+                  (three ? "3D state has the 5 fields u, v, w" : "2D state has the 4 fields u, v") +
+                  ", phi_stage1, phi_stage2; got " + std::to_string(st.size()));
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (st[i].name != names[i])
+        throw Error("cfd: state field " + std::to_string(i) + " is '" + st[i].name + "', expected '" +
+                    names[i] + "'");
     from_fp64(st[0].field, m_solver.u(), "u");
     from_fp64(st[1].field, m_solver.v(), "v");
+    if (three) from_fp64(st[2].field, m_solver.w(), "w");
+    const std::size_t first_phi = three ? 3 : 2;
     for (int s = 0; s < 2; ++s) {
-      if (st[std::size_t(2 + s)].field.view().span() != m_solver.phi(s).view().span())
-        throw Error(std::string("cfd: state field '") + names[2 + s] + "' does not match the solver's");
-      Kokkos::deep_copy(m_solver.phi(s).view(), st[std::size_t(2 + s)].field.view());
+      const auto& f = st[first_phi + std::size_t(s)];
+      if (f.field.view().span() != m_solver.phi(s).view().span())
+        throw Error("cfd: state field '" + f.name + "' does not match the solver's");
+      Kokkos::deep_copy(m_solver.phi(s).view(), f.field.view());
     }
     fence("mantissa::app::CfdModel::set_state");
     m_solver.restore(step, time);
@@ -134,7 +145,9 @@ class CfdModel final : public workflow::PhysicsModel {
     const auto& c = m_solver.config();
     for (const auto& q : c.probes) {
       std::ostringstream os;
-      os << "(" << q[0] << ", " << q[1] << ")";
+      os << "(" << q[0] << ", " << q[1];
+      if (m_decomp.grid().dim == 3) os << ", " << q[2];
+      os << ")";
       p.names.push_back(os.str());
     }
     p.positions = c.probes;
@@ -155,9 +168,11 @@ class CfdModel final : public workflow::PhysicsModel {
     // divergence (read u, v, write rhs), the correction (read phi, u, v, write u, v): about
     // 14 words per cell per stage of Storage plus 3 of fp64, two stages; the Poisson solve's
     // traffic is not counted (it varies with the iterations). Flops: ~60 per cell per stage.
+    // 3D: three components, ~21 words of Storage and ~130 flops per cell per stage.
     const double n = double(m_decomp.grid().num_points());
-    const double bytes = 2.0 * n * (14.0 * sizeof(Storage) + 3.0 * sizeof(double));
-    return {n, bytes, 2.0 * 60.0 * n};
+    const bool three = m_decomp.grid().dim == 3;
+    const double bytes = 2.0 * n * ((three ? 21.0 : 14.0) * sizeof(Storage) + 3.0 * sizeof(double));
+    return {n, bytes, 2.0 * (three ? 130.0 : 60.0) * n};
   }
 
  private:
@@ -274,6 +289,9 @@ double cfd_bytes_per_point(const Deck& deck, Precision storage) {
   // fields. Multigrid: x, x2, f, r per level, 4/3 of the finest level's points over the 2D
   // hierarchy, in fp64 for the fp64 reference (the largest model: a mixed-precision
   // variant's fp32 CG work fields, 24 B, are less than what its fp32 or 16-bit levels save).
+  // 3D: nine velocity fields (u, v, w three times) and 8/7 of the finest level's points over
+  // the 3D hierarchy.
+  if (grid_from_deck(deck).dim == 3) return 9.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 8.0 / 7.0;
   return 6.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 4.0 / 3.0;
 }
 

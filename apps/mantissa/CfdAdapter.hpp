@@ -2,7 +2,8 @@
 // cfd::FlowSolver<Storage, Compute> behind workflow::PhysicsModel, registered as "cfd"
 // (Registry.cpp) with its precision table: storage/compute fp64 or fp32, and the pressure
 // solve's multigrid (role `solver`) in fp64, fp32 or progressive bf16 / fp16. The state is
-// (u, v, phi_stage1, phi_stage2); u is the primary field the campaign compares. Diagnostics:
+// (u, v, phi_stage1, phi_stage2), in 3D (u, v, w, phi_stage1, phi_stage2); u is the primary
+// field the campaign compares. Diagnostics:
 // kinetic_energy (first, the energy the campaign tracks), enstrophy, divergence (L2 norm of the
 // velocity's divergence), solver_iterations (multigrid cycles of the last step, both stages),
 // solver_residual, cfl. Probes: u at cfd.probes. Its report section adds the solver role and the
