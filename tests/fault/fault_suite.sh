@@ -149,17 +149,37 @@ for at in startup setup report; do
   resume_and_compare "SIGTERM in $at" "$name" "$rc" "$out/$name.log"
 done
 
-# 3. kill -9 of every rank in training, then --resume (from the last checkpoint, or from the
-# beginning when there is none yet: no circle between --resume and a plain run).
-name=kill9
-run run.name="$name" checkpoint.every=20 >"$out/$name.log" 2>&1 &
-p=$!
-for k in $(seq 1 600); do grep -q "training the surrogate" "$out/$name/run.log" 2>/dev/null && break; sleep 0.01; done
-kill -KILL $(ranks_of "$p") 2>/dev/null
-wait "$p"
-run run.name="$name" checkpoint.every=20 --resume >"$out/$name.log.resume" 2>&1
-rc=$?
-if [ "$rc" -eq 0 ] && d=$(compare "$out/$name"); then note "kill -9 in training" ok "--resume finished, results identical"; else fail "kill -9 in training" "--resume exit $rc ${d:-}"; fi
+# 3. kill -9 of every rank, then --resume (from the last checkpoint, or from the beginning
+# when there is none yet: no circle between --resume and a plain run). The deck's defaults
+# checkpoint at every phase end (checkpoint.phase_end) and every checkpoint.interval: a kill -9
+# in training, and one at a random moment after the first checkpoint, resume from a checkpoint
+# with the uninterrupted run's results.
+kill9_after() {
+  local trial=$1 name=$2 what=$3 delay=$4
+  run run.name="$name" >"$out/$name.log" 2>&1 &
+  local p=$! k
+  for k in $(seq 1 1000); do
+    [ -f "$out/$name/checkpoints/latest" ] && grep -q "$what" "$out/$name/run.log" 2>/dev/null && break
+    sleep 0.01
+  done
+  sleep "$delay"
+  kill -KILL $(ranks_of "$p") 2>/dev/null
+  wait "$p"
+  local r1=$?
+  if [ "$r1" -eq 0 ]; then note "$trial" skip "the run finished before the kill"; return; fi
+  if [ ! -f "$out/$name/checkpoints/latest" ]; then fail "$trial" "no checkpoint under the default deck"; return; fi
+  run run.name="$name" --resume >"$out/$name.log.resume" 2>&1
+  local rc=$? d=
+  if ! grep -q "resuming from .*campaign-" "$out/$name.log.resume"; then
+    fail "$trial" "--resume did not resume from a checkpoint (exit $rc): $(grep -E 'error|resum' "$out/$name.log.resume" | head -1)"
+  elif [ "$rc" -eq 0 ] && d=$(compare "$out/$name"); then
+    note "$trial" ok "--resume from $(grep -o 'resuming from [^ ]*' "$out/$name.log.resume" | sed 's|.*/||'), identical"
+  else
+    fail "$trial" "--resume exit $rc ${d:-}"
+  fi
+}
+kill9_after "kill -9 in training (defaults)" kill9 "training the surrogate" 0
+kill9_after "kill -9 after a checkpoint (defaults)" kill9rand "checkpoint .* written" "0.$((RANDOM % 10))$((RANDOM % 10))"
 name=kill9early
 run run.name="$name" >"$out/$name.log" 2>&1 &
 p=$!

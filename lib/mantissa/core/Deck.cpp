@@ -352,9 +352,10 @@ class Builder {
     // (the wall-time limit, the checkpoint cadence, logging, the process grid: checkpoints are
     // read at any rank count), so that a resumed job may have another time limit or size.
     std::map<std::string, DeckValue> placement;
-    for (const char* k : {"run.output_dir", "run.name", "run.wall_time_limit", "mesh.process_grid",
-                          "checkpoint.every", "checkpoint.keep", "logging.level", "logging.per_rank",
-                          "logging.progress_every", "logging.timer_fence"}) {
+    for (const char* k :
+         {"run.output_dir", "run.name", "run.wall_time_limit", "mesh.process_grid", "checkpoint.every",
+          "checkpoint.interval", "checkpoint.phase_end", "checkpoint.keep", "logging.level",
+          "logging.per_rank", "logging.progress_every", "logging.timer_fence"}) {
       const auto it = m_d.values.find(k);
       if (it == m_d.values.end()) continue;
       placement.emplace(k, it->second);

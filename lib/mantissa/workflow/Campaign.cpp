@@ -1,4 +1,5 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/core/FloatEnv.hpp>
 #include <mantissa/workflow/Baselines.hpp>
 #include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/CampaignCheckpoint.hpp>
@@ -130,8 +131,16 @@ Campaign::Outcome Campaign::run() {
     m_ckpt->read(*m_ctx);
     m_resumed = true;
     m_resumed_global_step = cur.global_steps;
-    m_ctx->log("resuming from " + m_ckpt->source() + " in phase '" + m_ctx->phase_name() + "' at step " +
-               std::to_string(cur.step));
+    if (cur.phase == m_phases.size())
+      m_ctx->log("resuming from " + m_ckpt->source() + ": every phase has run; writing the report");
+    else
+      m_ctx->log("resuming from " + m_ckpt->source() + " in phase '" + m_ctx->phase_name() + "' at step " +
+                 std::to_string(cur.step));
+    // The phases after a physics phase run in the campaign's floating-point mode (the physics
+    // phase sets it when it ends, PhysicsPhase::after); a process resumed in or before a later
+    // phase has not run that physics phase, so it sets the mode here. (A physics phase sets its
+    // own when it starts.)
+    apply_float_env(m_cfg.flush_subnormals ? SubnormalMode::flush : SubnormalMode::keep);
   }
   // The surrogate exists from the start: the reference phase needs its stride to collect
   // training states.
@@ -188,7 +197,8 @@ Campaign::Outcome Campaign::run() {
       cur.experiment = 0;
       cur.phase_state.clear();
     }
-    const bool done = ph.done(*m_ctx) || ph.run(*m_ctx, resumed_here);
+    const bool was_done = ph.done(*m_ctx);
+    const bool done = was_done || ph.run(*m_ctx, resumed_here);
     if (!done) {
       m_ctx->log("stopped in phase '" + ph.name() + "' at step " + std::to_string(cur.step) + " (" +
                  m_ctx->stop_reason() + "); checkpoint written; continue with `mantissa run DECK --resume`");
@@ -196,6 +206,16 @@ Campaign::Outcome Campaign::run() {
     }
     m_ctx->set_wall_time_limit_paused(false);
     ph.after(*m_ctx);
+    // checkpoint.phase_end: the next phase (or the report, after the last) starts from here
+    // after a kill -9, a node failure or a failed report; the checkpoint is the one a stop
+    // between phases writes.
+    if (!was_done && m_ctx->phase_end_checkpoint_due()) {
+      cur.phase = p + 1;
+      cur.step = 0;
+      cur.experiment = 0;
+      cur.phase_state.clear();
+      m_ctx->write_checkpoint(nullptr, 0.0);
+    }
   }
   return Outcome::finished;
 }

@@ -267,8 +267,13 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
     }
   }
   throw_if_root_failed(ctx.comm(), err);
-  ctx.log("checkpoint " + path + " written (phase '" + ctx.phase_name() + "', step " +
-          std::to_string(cur.step) + ")");
+  if (state != nullptr || !cur.phase_state.empty())
+    ctx.log("checkpoint " + path + " written (phase '" + ctx.phase_name() + "', step " +
+            std::to_string(cur.step) + ")");
+  else if (cur.phase < ctx.phase_names().size())
+    ctx.log("checkpoint " + path + " written (before phase '" + ctx.phase_name() + "')");
+  else
+    ctx.log("checkpoint " + path + " written (after the last phase)");
 }
 
 void CampaignCheckpoint::read(PhaseContext& ctx) {
@@ -329,7 +334,12 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
     refuse(std::string("does not fit this deck: ") + e.what());
   }
   const auto phase = static_cast<std::size_t>(a.get_int("campaign.phase"));
-  if (phase >= ctx.phase_names().size() || a.get_string("campaign.phase_name") != ctx.phase_names()[phase])
+  // phase == the number of phases: written after the last phase (checkpoint.phase_end).
+  const auto& phases = ctx.phase_names();
+  const std::string expected = phase < phases.size()    ? phases[phase]
+                               : phase == phases.size() ? PhaseContext::k_end_phase_name
+                                                        : "";
+  if (expected.empty() || a.get_string("campaign.phase_name") != expected)
     refuse("is in phase '" + a.get_string("campaign.phase_name") +
            "', which this deck's campaign does not have");
 

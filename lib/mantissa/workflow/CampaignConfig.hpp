@@ -67,6 +67,10 @@ struct SurrogateSpec {
   HybridSpec hybrid;
 };
 
+// Checkpoints that a clock or a phase's end asks for keep at least this many times the longest
+// checkpoint write between them, so that writing them costs at most about 5 % of the run.
+inline constexpr double k_checkpoint_cost_ratio = 20.0;
+
 struct CampaignConfig {
   std::string physics;                 // registry key
   std::string kind = "precision";      // campaign kind (CampaignKinds): which phases run
@@ -78,8 +82,17 @@ struct CampaignConfig {
   std::vector<VariantSpec> variants;                // without the reference
   SurrogateSpec surrogate;
   bool snapshots = true;              // final primary fields gathered into report.h5 + XDMF
-  std::int64_t checkpoint_every = 0;  // campaign steps between periodic checkpoints (0: on signal only)
-  std::int64_t checkpoint_keep = 2;   // newest checkpoints kept
+  std::int64_t checkpoint_every = 0;  // campaign steps between periodic checkpoints (0: none)
+  // Seconds of wall time between periodic checkpoints (0: none), never less than
+  // k_checkpoint_cost_ratio times the longest checkpoint write so far.
+  double checkpoint_interval = 600.0;
+  // A checkpoint after every phase (the last one before the report), unless less than
+  // k_checkpoint_cost_ratio times the longest checkpoint write has passed since the last one.
+  bool checkpoint_phase_end = true;
+  // The cost guard of checkpoint_interval and checkpoint_phase_end (not a deck key: tests set 0
+  // to have every phase end checkpointed however fast the phases are).
+  double checkpoint_cost_ratio = k_checkpoint_cost_ratio;
+  std::int64_t checkpoint_keep = 2;            // newest checkpoints kept
   std::string checkpoint_dir = "checkpoints";  // relative to the run directory unless absolute
   std::int64_t stop_after_step = -1;           // test hook: raise SIGTERM after this many campaign steps
   // Seconds of wall time, counted from the campaign's construction, before which the campaign

@@ -60,7 +60,8 @@ PhaseContext::PhaseContext(const CampaignConfig& config, const Registry& registr
       m_registry(registry),
       m_models(models),
       m_dir(std::move(run_dir)),
-      m_t0(std::chrono::steady_clock::now()) {
+      m_t0(std::chrono::steady_clock::now()),
+      m_last_checkpoint(m_t0) {
   MANTISSA_ASSERT(m_models.decomp != nullptr,
                   "a campaign needs the shared decomposition in its ModelContext");
   MPI_Comm_rank(comm(), &m_rank);
@@ -129,12 +130,31 @@ VariantResult& PhaseContext::result(const std::string& name) {
   return m_results.front();
 }
 
+const std::string PhaseContext::k_end_phase_name = "(after the last phase)";
+
+const std::string& PhaseContext::phase_name() const {
+  if (m_cur.phase == m_phase_names.size()) return k_end_phase_name;
+  return m_phase_names.at(m_cur.phase);
+}
+
 void PhaseContext::write_checkpoint(const State* state, double time) {
   MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
   const auto t0 = std::chrono::steady_clock::now();
   m_ckpt->write(*this, state, time);
-  m_longest_checkpoint = std::max(
-      m_longest_checkpoint, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  m_last_checkpoint = std::chrono::steady_clock::now();
+  m_longest_checkpoint =
+      std::max(m_longest_checkpoint, std::chrono::duration<double>(m_last_checkpoint - t0).count());
+  m_interval_due = false;
+}
+
+bool PhaseContext::phase_end_checkpoint_due() const {
+  if (!m_cfg.checkpoint_phase_end) return false;
+  const double since =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - m_last_checkpoint).count();
+  // Any rank's view decides for all (each rank's clock and write times differ a little).
+  int local = since >= m_cfg.checkpoint_cost_ratio * m_longest_checkpoint ? 1 : 0, any = 0;
+  MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm());
+  return any != 0;
 }
 
 double PhaseContext::load_checkpoint_state(State& state) {
@@ -166,8 +186,14 @@ bool PhaseContext::stop_requested() const {
   const double elapsed = std::chrono::duration<double>(now - m_t0).count();
   const double margin = 2.0 * m_longest_poll + m_longest_checkpoint;
   const bool wall_due = limit > 0.0 && !first && !m_wall_paused && elapsed + margin >= limit;
-  bool wall = false;
-  const bool signal = StopSignals::received(comm(), wall_due, &wall);
+  // checkpoint.interval, in the same reduction: the flag holds until the next checkpoint.
+  const double since = std::chrono::duration<double>(now - m_last_checkpoint).count();
+  const bool interval_due =
+      m_cfg.checkpoint_interval > 0.0 &&
+      since >= std::max(m_cfg.checkpoint_interval, m_cfg.checkpoint_cost_ratio * m_longest_checkpoint);
+  bool wall = false, interval = false;
+  const bool signal = StopSignals::received(comm(), wall_due, &wall, interval_due, &interval);
+  if (interval) m_interval_due = true;
   if (signal && m_stop_reason.empty()) m_stop_reason = StopSignals::name(StopSignals::last_signal());
   if (wall && !signal && m_stop_reason.empty()) {
     // The numbers of the rank that decided would differ between ranks; rank 0's are the log's.
@@ -186,7 +212,7 @@ bool PhaseContext::after_step() {
   // Test hook: every rank raises the signal itself at the same campaign step, exercising the
   // same path as a SIGTERM from Slurm.
   if (m_cfg.stop_after_step > 0 && m_cur.global_steps == m_cfg.stop_after_step) std::raise(SIGTERM);
-  return m_cfg.checkpoint_every > 0 && m_cur.global_steps % m_cfg.checkpoint_every == 0;
+  return (m_cfg.checkpoint_every > 0 && m_cur.global_steps % m_cfg.checkpoint_every == 0) || m_interval_due;
 }
 
 Progress PhaseContext::progress(const std::string& label, std::int64_t total, double work_per_step) const {

@@ -135,7 +135,10 @@ class PhaseContext {
   Cursor& cursor() { return m_cur; }
   const Cursor& cursor() const { return m_cur; }
   std::vector<std::string>& phase_names() { return m_phase_names; }
-  const std::string& phase_name() const { return m_phase_names.at(m_cur.phase); }
+  // The running phase's name; k_end_phase_name once every phase has run (a checkpoint written
+  // after the last phase, before the report).
+  const std::string& phase_name() const;
+  static const std::string k_end_phase_name;
   void set_checkpointer(Checkpointer* c) { m_ckpt = c; }
   void write_checkpoint(const State* state, double time);
   double load_checkpoint_state(State& state);
@@ -157,8 +160,14 @@ class PhaseContext {
   // start after a resume must reach its end once).
   void set_wall_time_limit_paused(bool paused) { m_wall_paused = paused; }
   // After every physics step of any phase: counts campaign steps (the stop_after_step test hook
-  // raises SIGTERM here) and says whether a periodic checkpoint is due.
+  // raises SIGTERM here) and says whether a periodic checkpoint is due: checkpoint.every campaign
+  // steps, or checkpoint.interval seconds since the last checkpoint (decided collectively in the
+  // last stop_requested(), so every rank agrees).
   bool after_step();
+  // Collective: whether the end of a phase gets a checkpoint (checkpoint.phase_end, and at least
+  // CampaignConfig::checkpoint_cost_ratio times the longest checkpoint write since the last one on some
+  // rank).
+  bool phase_end_checkpoint_due() const;
   // A progress line printer for a stepping loop of `total` steps (logging.progress_every).
   Progress progress(const std::string& label, std::int64_t total, double work_per_step = 0.0) const;
 
@@ -201,6 +210,10 @@ class PhaseContext {
   mutable bool m_polled = false;
   mutable double m_longest_poll = 0.0;  // seconds between two polls (a step, unpolled work between phases)
   double m_longest_checkpoint = 0.0;    // seconds of the longest checkpoint write
+  // When the last checkpoint was written (the campaign's construction before the first), and
+  // whether the last stop_requested() found checkpoint.interval passed on some rank.
+  std::chrono::steady_clock::time_point m_last_checkpoint;
+  mutable bool m_interval_due = false;
   mutable std::string m_stop_reason;
   bool m_wall_paused = false;
 

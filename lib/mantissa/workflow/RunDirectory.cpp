@@ -265,9 +265,11 @@ void RunDirectory::open(RunMode requested) {
                            (fs::is_directory(ckpt, ec) && !fs::is_empty(ckpt, ec));
       bool aside = false;
       if (existed && requested == RunMode::fresh && (has_ckpt || has_report)) {
+        // A finished run keeps its checkpoints (checkpoint.phase_end writes one after the last
+        // phase): --resume would only write its report again.
         throw Error("run directory '" + m_path + "' already holds " +
-                    (has_ckpt ? std::string("a run with a checkpoint; pass --resume to continue it or ")
-                              : std::string("a finished run (report.json); pass ")) +
+                    (has_report ? std::string("a finished run (report.json); pass ")
+                                : std::string("a run with a checkpoint; pass --resume to continue it or ")) +
                     "--overwrite to replace it (or choose another run.name)");
       } else if (existed && requested == RunMode::resume && !has_ckpt) {
         if (has_report)

@@ -193,8 +193,16 @@ CampaignConfig config_from_deck(const Deck& deck) {
   c.timing.warmup_steps = deck.get_int("campaign.timing.warmup_steps");
   c.timing.steps = deck.get_int("campaign.timing.steps");
   // checkpoint.every (core section) counts campaign steps here: every phase's steps in turn.
-  if (deck.has("checkpoint.enabled") && deck.get_bool("checkpoint.enabled") && deck.has("checkpoint.every"))
-    c.checkpoint_every = deck.get_int("checkpoint.every");
+  // checkpoint.enabled: false turns off every checkpoint a stop does not ask for.
+  if (deck.has("checkpoint.enabled") && !deck.get_bool("checkpoint.enabled")) {
+    c.checkpoint_every = 0;
+    c.checkpoint_interval = 0.0;
+    c.checkpoint_phase_end = false;
+  } else {
+    if (deck.has("checkpoint.every")) c.checkpoint_every = deck.get_int("checkpoint.every");
+    if (deck.has("checkpoint.interval")) c.checkpoint_interval = deck.get_real("checkpoint.interval");
+    if (deck.has("checkpoint.phase_end")) c.checkpoint_phase_end = deck.get_bool("checkpoint.phase_end");
+  }
   if (deck.has("checkpoint.keep")) c.checkpoint_keep = deck.get_int("checkpoint.keep");
   if (deck.has("checkpoint.dir")) {
     c.checkpoint_dir = deck.get_string("checkpoint.dir");

@@ -59,11 +59,16 @@ bool StopSignals::received(MPI_Comm comm) {
 }
 
 bool StopSignals::received(MPI_Comm comm, bool local_reason, bool* any_local) {
-  const int local[2] = {g_signal.load(std::memory_order_relaxed), local_reason ? 1 : 0};
-  int any[2] = {0, 0};
-  MPI_Allreduce(local, any, 2, MPI_INT, MPI_MAX, comm);
+  return received(comm, local_reason, any_local, false, nullptr);
+}
+
+bool StopSignals::received(MPI_Comm comm, bool local_a, bool* any_a, bool local_b, bool* any_b) {
+  const int local[3] = {g_signal.load(std::memory_order_relaxed), local_a ? 1 : 0, local_b ? 1 : 0};
+  int any[3] = {0, 0, 0};
+  MPI_Allreduce(local, any, 3, MPI_INT, MPI_MAX, comm);
   if (any[0] != 0 && local[0] == 0) g_signal.store(any[0], std::memory_order_relaxed);
-  if (any_local) *any_local = any[1] != 0;
+  if (any_a) *any_a = any[1] != 0;
+  if (any_b) *any_b = any[2] != 0;
   return any[0] != 0;
 }
 

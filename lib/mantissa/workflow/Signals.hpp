@@ -34,6 +34,9 @@ class StopSignals {
   // The same, in the same one reduction, also for a stop reason of the caller's (`local`, e.g.
   // a wall-time limit): *any_local says whether any rank gave one.
   static bool received(MPI_Comm comm, bool local, bool* any_local);
+  // The same with two reasons of the caller's (e.g. the wall-time limit and a checkpoint
+  // interval that has passed), still one reduction.
+  static bool received(MPI_Comm comm, bool local_a, bool* any_a, bool local_b, bool* any_b);
   // The signal number last received, 0 if none.
   static int last_signal();
   // "SIGTERM", "SIGUSR1" (or "signal N").

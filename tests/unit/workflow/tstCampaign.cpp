@@ -58,6 +58,11 @@ mw::CampaignConfig config() {
   c.surrogate.hybrid.sample_stride = 2;
   c.surrogate.hybrid.physics_steps = 10;
   c.deck_hash = "test";
+  // The tests below count and name checkpoint files: only the checkpoints they ask for
+  // (checkpoint_every, stops). The defaults (a checkpoint after every phase and every 600 s)
+  // are tested in DefaultsCheckpointEveryPhaseEndAndResumeFromEach.
+  c.checkpoint_interval = 0.0;
+  c.checkpoint_phase_end = false;
   return c;
 }
 
@@ -545,6 +550,108 @@ TEST(WorkflowCampaign, WallTimeLimitStopsWithACheckpointAndResumes) {
   EXPECT_GT(starts, 2);
   if (rank_of_world() == 0) std::printf("[ wall     ] %d starts in all\n", starts);
   for (std::size_t i = 0; i < full.results.size(); ++i) expect_same(r.results[i], full.results[i]);
+}
+
+// Copies run directory `from` to `to` without the checkpoints newer than `step`: a resume there
+// starts from the checkpoint of campaign step `step`, as after a kill -9 just after it.
+void copy_run_up_to(const std::string& from, const std::string& to, std::int64_t step) {
+  if (rank_of_world() == 0) {
+    fs::remove_all(to);
+    fs::copy(from, to, fs::copy_options::recursive);
+    fs::remove(to + "/report.json");  // the resumed run writes its own
+    for (const auto& e : fs::directory_iterator(to + "/checkpoints")) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind("campaign-", 0) == 0 && std::stoll(n.substr(9, 10)) > step) fs::remove(e.path());
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+std::vector<std::int64_t> checkpoint_steps(const std::string& dir) {
+  std::vector<std::int64_t> steps;
+  for (const auto& f : checkpoint_files(dir))
+    steps.push_back(std::stoll(fs::path(f).filename().string().substr(9, 10)));
+  return steps;
+}
+
+// The defaults lose little (issue 13): a checkpoint at the end of every phase (the training's
+// replaces the fp32 variant's: both at campaign step 120) and after the last phase, before the
+// report; a resume from each of them (what a kill -9 just after it leaves) ends bit for bit as
+// the uninterrupted run, the one after the last phase by writing the report only.
+TEST(WorkflowCampaign, DefaultsCheckpointEveryPhaseEndAndResumeFromEach) {
+  const mw::CampaignConfig defaults;
+  EXPECT_TRUE(defaults.checkpoint_phase_end);
+  EXPECT_EQ(defaults.checkpoint_interval, 600.0);
+  EXPECT_EQ(defaults.checkpoint_every, 0);
+  EXPECT_EQ(defaults.checkpoint_cost_ratio, mw::k_checkpoint_cost_ratio);
+  const auto reg = mw::test::test_registry({}, -1, 0.05);  // a hybrid with hand-overs
+  auto cfg = config();
+  cfg.checkpoint_interval = defaults.checkpoint_interval;
+  cfg.checkpoint_phase_end = defaults.checkpoint_phase_end;
+  cfg.checkpoint_cost_ratio = 0.0;  // every phase end, however fast the test phases are
+  cfg.checkpoint_keep = 100;
+  const std::string dir = scratch("phase-end");
+  const auto full = run(cfg, reg, dir, false, true);
+  ASSERT_EQ(full.outcome, mw::Campaign::Outcome::finished);
+  // reference 60 steps, fp32 60, training none, three rollouts and the hybrid 60 each
+  EXPECT_EQ(checkpoint_steps(dir), (std::vector<std::int64_t>{60, 120, 180, 240, 300, 360}));
+  for (const std::int64_t step : checkpoint_steps(dir)) {
+    SCOPED_TRACE("resumed from the checkpoint of campaign step " + std::to_string(step));
+    const std::string again_dir = scratch("phase-end-" + std::to_string(step));
+    copy_run_up_to(dir, again_dir, step);
+    const auto again = run(cfg, reg, again_dir, true, true);
+    ASSERT_EQ(again.outcome, mw::Campaign::Outcome::finished);
+    ASSERT_EQ(again.results.size(), full.results.size());
+    for (std::size_t i = 0; i < full.results.size(); ++i) expect_same(again.results[i], full.results[i]);
+    EXPECT_EQ(again.training.iterations, full.training.iterations);
+    if (rank_of_world() == 0) {
+      EXPECT_TRUE(fs::exists(again_dir + "/report.json")) << again_dir;
+    }
+  }
+  // The guard: with the default ratio a phase that takes less than 20 times the longest write
+  // since the last checkpoint gets none. A longest write of ~0 s and phases of ~0 s can go either
+  // way, so this only checks that the guard never writes more than every phase end.
+  auto guarded = cfg;
+  guarded.checkpoint_cost_ratio = mw::k_checkpoint_cost_ratio;
+  const std::string gdir = scratch("phase-end-guarded");
+  ASSERT_EQ(run(guarded, reg, gdir, false).outcome, mw::Campaign::Outcome::finished);
+  const auto gsteps = checkpoint_steps(gdir), all = checkpoint_steps(dir);
+  ASSERT_GE(gsteps.size(), 1u);  // the first phase end always (no write to compare with yet)
+  EXPECT_EQ(gsteps.front(), 60);
+  for (const auto s : gsteps) EXPECT_NE(std::find(all.begin(), all.end(), s), all.end()) << s;
+}
+
+// checkpoint.interval: with physics steps of 5 ms and an interval of 50 ms the reference (60
+// steps, 0.3 s) is checkpointed part-way, on every rank at the same step (one reduction decides);
+// a resume from such a checkpoint ends bit for bit as the uninterrupted run.
+TEST(WorkflowCampaign, CheckpointIntervalCheckpointsInsideAPhase) {
+  mw::test::TestWaveOptions slow;
+  slow.step_seconds = 0.005;
+  const auto reg = mw::test::test_registry(slow);
+  auto base = config();
+  base.timing.repeats = 0;  // no timed stretches (tstCampaign WallTimeLimit...: the triad is slow)
+  const auto full = run(base, reg, scratch("interval-full"), false);
+  ASSERT_EQ(full.outcome, mw::Campaign::Outcome::finished);
+  auto cfg = base;
+  cfg.checkpoint_interval = 0.05;
+  cfg.checkpoint_cost_ratio = 0.0;
+  cfg.checkpoint_keep = 1000;
+  const std::string dir = scratch("interval");
+  ASSERT_EQ(run(cfg, reg, dir, false).outcome, mw::Campaign::Outcome::finished);
+  std::vector<std::int64_t> in_reference;
+  for (const auto s : checkpoint_steps(dir))
+    if (s > 0 && s < 60) in_reference.push_back(s);
+  ASSERT_GE(in_reference.size(), 2u) << "expected checkpoints every ~10 of the 60 reference steps";
+  if (rank_of_world() == 0)
+    std::printf("[ interval ] %zu checkpoints inside the reference, the first at step %lld\n",
+                in_reference.size(), static_cast<long long>(in_reference.front()));
+  const std::string again_dir = scratch("interval-again");
+  copy_run_up_to(dir, again_dir, in_reference.back());
+  auto go_on = cfg;
+  go_on.checkpoint_interval = 0.0;
+  const auto again = run(go_on, reg, again_dir, true);
+  ASSERT_EQ(again.outcome, mw::Campaign::Outcome::finished);
+  for (std::size_t i = 0; i < full.results.size(); ++i) expect_same(again.results[i], full.results[i]);
 }
 
 // checkpoint.dir and checkpoint.keep: the files go where the deck says, the newest `keep` stay,

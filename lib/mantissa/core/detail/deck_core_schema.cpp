@@ -53,13 +53,26 @@ void register_core_schema(Schema& s) {
             "HDF5 checkpoints for restart (--resume): one collective file per checkpoint, readable at "
             "any rank count, checksummed; a damaged newest one falls back to the previous one.");
   s.boolean("checkpoint.enabled",
-            "write periodic checkpoints (checkpoint.every); a stop by signal or run.wall_time_limit "
-            "always writes one",
+            "write the checkpoints of checkpoint.every, checkpoint.interval and checkpoint.phase_end "
+            "(false: none of them); a stop by signal or run.wall_time_limit always writes one",
             true);
   s.integer("checkpoint.every",
             "campaign steps (every phase's steps in turn) between periodic checkpoints (0: none; a stop "
             "by signal or run.wall_time_limit always writes one)",
             0, 0, imax);
+  // The defaults lose little to a kill -9 or a node failure: at most the work since the last
+  // phase ended or the last interval passed. The cost guard keeps large states from spending
+  // more than about 5 % of the run in checkpoint writes.
+  s.real("checkpoint.interval",
+         "seconds of wall time between periodic checkpoints in the stepping phases (reference, "
+         "variants, rollouts, hybrid; 0: none); never more often than every 20 times the longest "
+         "checkpoint write so far",
+         600.0, 0.0, rmax);
+  s.boolean("checkpoint.phase_end",
+            "a checkpoint at the end of every phase, the last one before the report is written, "
+            "unless less than 20 times the longest checkpoint write so far has passed since the last "
+            "checkpoint; --resume then repeats at most the phase that was running",
+            true);
   s.integer("checkpoint.keep",
             "how many of the newest checkpoints to keep (more: a damaged newest one has a fallback)", 2, 1,
             1000);
