@@ -1,7 +1,14 @@
 #pragma once
-// A tiny JSON writer for reports, timer summaries and metrics: objects, arrays, strings with
-// escaping (RFC 8259), numbers with full precision (shortest text that reads back to the
-// same double), NaN and infinities as null (JSON has no spelling for them). Not a parser.
+// mantissa's one JSON writer (report.json, timer summaries, metrics; core/detail/deck_text.cpp
+// quotes deck strings with its escape(), a JSON string being a valid YAML double-quoted
+// scalar): objects, arrays, strings with escaping (RFC 8259), numbers with full precision
+// (shortest text that reads back to the same double), NaN and infinities as null (JSON has no
+// spelling for them). Not a parser.
+//
+// Why not nlohmann-json (Debian nlohmann-json3-dev): a new dependency for every build (Debian,
+// Spack, the install's package config) to replace ~200 lines that already do what reports
+// need; it builds a DOM where reports stream, and fmt (already a dependency) gives the same
+// round-trip number formatting. Revisit if mantissa has to parse JSON.
 //
 //   json::Writer w;
 //   w.begin_object().field("name", "run").key("values").begin_array().value(1.5).end_array().end_object();
@@ -46,7 +53,8 @@ inline std::string escape(std::string_view s) {
         out += "\\f";
         break;
       default:
-        if (c < 0x20) {
+        // DEL too: then the text is also a YAML double-quoted scalar that reads back unchanged.
+        if (c < 0x20 || c == 0x7f) {
           out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
         } else {
           out += ch;  // UTF-8 passes through unchanged

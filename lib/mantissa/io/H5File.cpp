@@ -256,6 +256,55 @@ void H5Group::set(const Attributes& attrs) const {
   for (const auto& [k, v] : attrs.all()) set_value(k, v);
 }
 
+namespace {
+// The object an attribute goes on: this group itself ("") or one below it, opened for the call.
+Hid open_object(const H5Group& g, hid_t loc, const std::string& object, const std::string& key,
+                const std::string& where) {
+  if (key == "checksum" || key == "mantissa_type")
+    throw FileError(FileProblem::other, g.file_path(),
+                    where + ": attribute name '" + key + "' is reserved by mantissa; rename it");
+  if (object.empty()) return Hid(H5Oopen(loc, ".", H5P_DEFAULT));
+  if (!g.has(object))
+    throw FileError(FileProblem::missing_object, g.file_path(), where + " does not exist (write it first)");
+  const hid_t id = H5Oopen(loc, object.c_str(), H5P_DEFAULT);
+  if (id < 0) detail::throw_hdf5("cannot open " + where, g.file_path(), false);
+  return Hid(id);
+}
+}  // namespace
+
+void H5Group::set_on(const std::string& object, const std::string& key, const AttributeValue& v) const {
+  MANTISSA_ASSERT(valid(), "H5Group::set_on on a closed group");
+  const std::string w = where(object);
+  Hid obj = open_object(*this, m_id, object, key, w);
+  try {
+    detail::write_attribute(obj, key, v);
+  } catch (const FileError& e) {
+    throw FileError(e.problem(), file_path(),
+                    "cannot write attribute '" + key + "' of " + w + ": " + e.what());
+  }
+}
+
+void H5Group::set_array_on(const std::string& object, const std::string& key,
+                           const std::vector<std::int64_t>& shape, const std::vector<double>& v) const {
+  MANTISSA_ASSERT(valid(), "H5Group::set_array_on on a closed group");
+  const std::string w = where(object);
+  if (shape.empty() || count_of(shape) != std::int64_t(v.size()))
+    throw FileError(FileProblem::other, file_path(),
+                    "attribute '" + key + "' of " + w + ": shape " + shape_text(shape) + " does not hold " +
+                        std::to_string(v.size()) + " values (internal)");
+  Hid obj = open_object(*this, m_id, object, key, w);
+  const std::string what = "cannot write attribute '" + key + "' of " + w;
+  if (H5Aexists(obj, key.c_str()) > 0) H5Adelete(obj, key.c_str());
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Hid space(check(v.empty() ? H5Screate(H5S_NULL) : H5Screate_simple(int(dims.size()), dims.data(), nullptr),
+                  what));
+  const hid_t id = H5Acreate2(obj, key.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (id < 0) detail::throw_hdf5(what, file_path(), false);
+  Hid attr(id);
+  if (!v.empty() && H5Awrite(attr, H5T_NATIVE_DOUBLE, v.data()) < 0)
+    detail::throw_hdf5(what, file_path(), false);
+}
+
 bool H5Group::has_attribute(const std::string& key) const {
   const htri_t r = H5Aexists(m_id, key.c_str());
   H5Eclear2(H5E_DEFAULT);

@@ -97,6 +97,14 @@ class H5Group {
     set_value(key, AttributeValue(v));
   }
   void set(const Attributes& attrs) const;
+  // An attribute of an object below this group that exists already (a dataset written before:
+  // its units, axes, coordinates); `object` "" is this group. "checksum" and "mantissa_type" are
+  // mantissa's own and refused.
+  void set_on(const std::string& object, const std::string& key, const AttributeValue& v) const;
+  // An array attribute of doubles of any shape (row major, slowest first), e.g. coordinates
+  // (n x dim), on `object` ("" this group).
+  void set_array_on(const std::string& object, const std::string& key, const std::vector<std::int64_t>& shape,
+                    const std::vector<double>& v) const;
   bool has_attribute(const std::string& key) const;
   // Typed reads; FileError (missing_object / invalid_content) naming file, object and key.
   double get_real(const std::string& key) const;  // integers are accepted

@@ -1,8 +1,10 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/io/DurableFile.hpp>
+#include <mantissa/io/H5File.hpp>
 #include <mantissa/io/Xdmf.hpp>
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/RolloutReport.hpp>
-#include <mantissa/workflow/detail/H5.hpp>
+#include <mantissa/workflow/detail/H5Archive.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -59,14 +61,10 @@ bool is_physics(const VariantResult& r) {
   return r.kind == "reference" || r.kind == "physics";
 }
 
+// Temporary, fsync, rename, fsync of the directory (io/DurableFile.hpp): a full disk or a
+// crash leaves no truncated file under the final name, and the error names file and cause.
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw Error("cannot write '" + path + "'; check the run directory's permissions");
-    out << text;
-  }
-  std::filesystem::rename(tmp, path);
+  io::write_file_durably(path, text);
 }
 }  // namespace
 
@@ -647,36 +645,36 @@ void write_xdmf(const Campaign& c, const std::string& path) {
 }
 
 void write_h5(const Campaign& c, const std::string& path) {
-  using namespace detail;
-  const std::string tmp = path + ".tmp";
+  // Through io's handle layer (io/H5File.hpp): every dataset with its checksum and element type,
+  // written under a temporary name that is renamed durably once the file is complete.
+  io::PendingFile out(path);
   {
-    auto f = h5_create(tmp);
-    h5_attr(f.id(), "schema", std::string("mantissa-report"));
-    h5_attr(f.id(), "schema_version", std::int64_t(report_schema_version));
+    io::H5File f = io::H5File::create(out);
+    f.set("schema", std::string("mantissa-report"));
+    f.set("schema_version", std::int64_t(report_schema_version));
     // The probes' names ("receiver_names": the report.h5 layout of schema version 1).
     std::string names;
     for (const auto& n : c.probes().names) names += (names.empty() ? "" : "\n") + n;
-    h5_attr(f.id(), "receiver_names", names);
-    auto gv = h5_group(f.id(), "variants");
+    f.set("receiver_names", names);
+    const io::H5Group gv = f.create_group("variants");
     for (auto r : c.results()) {  // a copy: serialize() takes non-const references
-      auto g = h5_group(gv.id(), r.name);
-      H5Writer w(g.id());
+      const io::H5Group g = gv.create_group(r.name);
+      detail::H5ArchiveWriter w(g);
       serialize(w, r);
       // The physics' metrics also as attributes of the variant, like every other scalar.
       for (const auto& m : r.metrics) {
         if (m.integer && std::isfinite(m.value))
-          h5_attr(g.id(), m.name, static_cast<std::int64_t>(m.value));
+          g.set(m.name, static_cast<std::int64_t>(m.value));
         else
-          h5_attr(g.id(), m.name, m.value);
+          g.set(m.name, m.value);
       }
     }
-    auto gs = h5_group(f.id(), "snapshots");
+    const io::H5Group gs = f.create_group("snapshots");
     const auto s = c.global_shape();
-    for (const auto& kv : c.snapshots())
-      h5_write(gs.id(), kv.first, {std::uint64_t(s[0]), std::uint64_t(s[1]), std::uint64_t(s[2])},
-               kv.second.data());
+    for (const auto& kv : c.snapshots()) gs.write<double>(kv.first, {s[0], s[1], s[2]}, kv.second.data());
+    f.close();
   }
-  std::filesystem::rename(tmp, path);
+  out.commit();
 }
 }  // namespace
 

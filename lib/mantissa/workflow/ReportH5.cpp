@@ -1,62 +1,74 @@
 #include <mantissa/core/Error.hpp>
+#include <mantissa/io/DurableFile.hpp>
+#include <mantissa/io/H5File.hpp>
 #include <mantissa/workflow/ReportH5.hpp>
-#include <mantissa/workflow/detail/H5.hpp>
-
-#include <filesystem>
 
 namespace mantissa::workflow {
 
-struct ReportH5::Impl {
-  detail::H5Handle handle;
-};
+// The file and its root group: io's handle layer (a failure names the file and the cause), under
+// a temporary name until commit() (io::PendingFile: fsync, rename, fsync of the directory).
 struct ReportH5::File {
-  std::string path;
-  std::shared_ptr<Impl> root;
+  explicit File(const std::string& path) : out(path), file(io::H5File::create(out)) {}
+  io::PendingFile out;
+  io::H5File file;
+};
+// A group (`own`, or the file's root) or a dataset `dataset` in the group of `parent`.
+struct ReportH5::Impl {
+  io::H5Group own;
+  const io::H5Group* group = nullptr;
+  std::string dataset;
+  std::shared_ptr<Impl> parent;  // keeps the group a dataset lies in open
 };
 
 ReportH5::ReportH5(std::shared_ptr<File> file, std::shared_ptr<Impl> obj)
     : m_file(std::move(file)), m_obj(std::move(obj)) {}
 
 ReportH5 ReportH5::create(const std::string& path) {
-  auto f = std::make_shared<File>();
-  f->path = path;
-  f->root = std::make_shared<Impl>(Impl{detail::h5_create(path + ".tmp")});
-  auto root = f->root;
+  auto f = std::make_shared<File>(path);
+  auto root = std::make_shared<Impl>();
+  root->group = &f->file;
   return ReportH5(std::move(f), std::move(root));
 }
 
 ReportH5 ReportH5::group(const std::string& name) const {
-  return ReportH5(m_file, std::make_shared<Impl>(Impl{detail::h5_group(m_obj->handle.id(), name)}));
+  MANTISSA_ASSERT(m_obj->dataset.empty(), "ReportH5::group() on a dataset");
+  auto g = std::make_shared<Impl>();
+  g->own = m_obj->group->create_group(name);
+  g->group = &g->own;
+  return ReportH5(m_file, std::move(g));
 }
 
 ReportH5 ReportH5::dataset(const std::string& name, const std::vector<std::uint64_t>& shape,
                            const std::vector<double>& data) const {
-  detail::h5_write(m_obj->handle.id(), name, shape, data.data());
-  detail::H5Handle ds(H5Dopen2(m_obj->handle.id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  return ReportH5(m_file, std::make_shared<Impl>(Impl{std::move(ds)}));
+  MANTISSA_ASSERT(m_obj->dataset.empty(), "ReportH5::dataset() on a dataset");
+  m_obj->group->write<double>(name, std::vector<std::int64_t>(shape.begin(), shape.end()), data.data());
+  auto d = std::make_shared<Impl>();
+  d->group = m_obj->group;
+  d->dataset = name;
+  d->parent = m_obj;
+  return ReportH5(m_file, std::move(d));
 }
 
 void ReportH5::attr(const std::string& name, double v) const {
-  detail::h5_attr(m_obj->handle.id(), name, v);
+  m_obj->group->set_on(m_obj->dataset, name, io::AttributeValue(v));
 }
 void ReportH5::attr(const std::string& name, std::int64_t v) const {
-  detail::h5_attr(m_obj->handle.id(), name, v);
+  m_obj->group->set_on(m_obj->dataset, name, io::AttributeValue(v));
 }
 void ReportH5::attr(const std::string& name, const std::string& v) const {
-  detail::h5_attr(m_obj->handle.id(), name, v);
+  m_obj->group->set_on(m_obj->dataset, name, io::AttributeValue(v));
 }
 void ReportH5::attr(const std::string& name, const std::vector<std::uint64_t>& shape,
                     const std::vector<double>& v) const {
-  detail::h5_attr(m_obj->handle.id(), name, shape, v);
+  m_obj->group->set_array_on(m_obj->dataset, name, std::vector<std::int64_t>(shape.begin(), shape.end()), v);
 }
 
 void ReportH5::commit() {
-  MANTISSA_ASSERT(m_file && m_obj == m_file->root, "ReportH5::commit() on a group or dataset");
+  MANTISSA_ASSERT(m_file && m_obj && m_obj->group == &m_file->file,
+                  "ReportH5::commit() on a group or dataset");
   m_obj.reset();
-  m_file->root.reset();  // closes the file (groups and datasets still open keep it alive)
-  std::error_code ec;
-  std::filesystem::rename(m_file->path + ".tmp", m_file->path, ec);
-  if (ec) throw Error("cannot rename '" + m_file->path + ".tmp' to '" + m_file->path + "': " + ec.message());
+  m_file->file.close();  // throws naming the file when the data could not be written
+  m_file->out.commit();
 }
 
 }  // namespace mantissa::workflow

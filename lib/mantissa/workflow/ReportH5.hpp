@@ -1,8 +1,8 @@
 #pragma once
 // A small serial HDF5 writer for the report's files (report.h5's neighbours that a physics'
-// report section writes, e.g. gathers.h5): groups, datasets of doubles, attributes; the file is
-// written under PATH.tmp and renamed over PATH by commit(). Rank 0 only. It keeps HDF5 out of the
-// adapters' headers until lib/mantissa/io's handle layer takes its place.
+// report section writes, e.g. gathers.h5) over io's handle layer (io/H5File.hpp): groups, datasets of
+// doubles, attributes; the file is written under PATH.tmp and renamed over PATH by commit(). Rank 0 only. It
+// keeps HDF5 out of the adapters' headers until lib/mantissa/io's handle layer takes its place.
 #include <cstdint>
 #include <memory>
 #include <string>

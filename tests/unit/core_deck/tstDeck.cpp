@@ -2,6 +2,7 @@
 // the messages of bad decks (the executable-level catalogue is tests/regression/bad_decks).
 #include <mantissa/core/Deck.hpp>
 #include <mantissa/core/Error.hpp>
+#include <mantissa/core/Json.hpp>
 #include <mantissa/core/Schema.hpp>
 
 #include <fmt/format.h>
@@ -161,6 +162,21 @@ TEST(Deck, ResolvedYamlRoundTripsAndHashIsStable) {
   EXPECT_LT(r.find("run:"), r.find("mesh:"));
   EXPECT_NE(r.find("free_surface: false"), std::string::npos) << r;
   EXPECT_NE(r.find("spacing: [1.0, 1.0]"), std::string::npos) << r;
+}
+
+// Deck strings are quoted with the JSON writer's escaping (core/Json.hpp): every control
+// character, DEL, quotes, backslashes and UTF-8 read back unchanged from the resolved text.
+TEST(Deck, QuotedStringsRoundTripThroughTheJsonEscaping) {
+  const Schema s = test_schema();
+  std::string odd = "a\"b\\c: d # e\x7f \xc3\xa9";
+  for (int c = 1; c < 0x20; ++c) odd += static_cast<char>(c);
+  const Deck d =
+      Deck::from_string("mesh: {n: [4, 4]}\n", "q.yaml", s, {"run.name=" + mantissa::json::escape(odd)});
+  ASSERT_EQ(d.get_string("run.name"), odd);
+  const Deck back = Deck::from_string(d.resolved_yaml(), "q2.yaml", s);
+  EXPECT_EQ(back.get_string("run.name"), odd) << d.resolved_yaml();
+  EXPECT_EQ(back.hash(), d.hash());
+  EXPECT_EQ(mantissa::json::escape("a\x7f\b"), "\"a\\u007f\\b\"");
 }
 
 TEST(Deck, RealsRoundTripExactly) {

@@ -1,3 +1,4 @@
+#include <mantissa/core/Json.hpp>
 #include <mantissa/core/detail/deck_text.hpp>
 
 #include <fmt/format.h>
@@ -20,36 +21,10 @@ std::string deck_real(double x) {
   return s;
 }
 
+// A JSON string (RFC 8259 escapes, other control characters and DEL as \uXXXX) is a valid YAML
+// double-quoted scalar: one escaping for both, core/Json.hpp's.
 std::string deck_quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-  return out;
+  return json::escape(s);
 }
 
 std::string deck_join(const std::vector<std::string>& items, const std::string& sep) {
