@@ -15,6 +15,7 @@
 #include <seismic/Config.hpp>
 #include <seismic/Wavelet.hpp>
 #include <seismic/detail/Launch.hpp>
+#include <seismic/stencil_kernels.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -139,6 +140,8 @@ class Solver {
   std::array<Kokkos::View<Compute*, typename field_type::memory_space>, 3> m_pml_a, m_pml_b;
   detail::Box m_owned, m_interior;
   std::vector<detail::Box> m_pml_boxes;
+  // Where each axis's psi and zeta are +0 (outside its slab): the CPML kernels skip that work.
+  CpmlSlabs m_pml_slabs;
   HaloExchange<Storage> m_halo;
   std::unique_ptr<HaloExchange<Compute>> m_memory_halo;
 

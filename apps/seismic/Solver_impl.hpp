@@ -144,6 +144,9 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
         ah(s) = Compute(c.a);
         bh(s) = Compute(c.b);
       }
+      // The owned indices where axis a's memory variables stay +0 (CpmlSlabs), from the
+      // profile itself, so the kernels skip exactly where the full update would store +0.
+      find_inactive_run(ah.data(), bh.data(), m_owned.lo[a], m_owned.hi[a], a, m_pml_slabs);
       Kokkos::deep_copy(m_pml_a[a], ah);
       Kokkos::deep_copy(m_pml_b[a], bh);
     }
@@ -271,7 +274,7 @@ void Solver<Storage, Compute>::step_impl() {
   // the compute type (the same values; converted once instead of at each of their reads).
   const auto cpml_step = [&](const auto& pc) {
     for (const auto& box : m_pml_boxes)
-      detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, w);
+      detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
     std::vector<memory_field_type*> mem;
     mem.reserve(std::size_t(m_grid.dim));
     for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
@@ -279,7 +282,7 @@ void Solver<Storage, Compute>::step_impl() {
     detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);
     for (const auto& box : m_pml_boxes)
       detail::pml_update<R>(space, box, pc, m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a, m_pml_b,
-                            w);
+                            m_pml_slabs, w);
   };
   if (!m_has_pml) {
     detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);

@@ -13,6 +13,10 @@
 //   than 2R + 3 rows at once (the point kernel's one pass over 4R + 3 rows spilled pointers).
 // - 16-bit (or other non-compute) storage of p is decoded once per row read, through the
 //   branch-free row conversions of HostStencil.hpp, instead of once per stencil term.
+// - Each axis's psi and zeta work only in that axis's slab (CpmlSlabs, stencil_kernels.hpp): in
+//   the x range of a row, and for whole rows by their y and z, elsewhere the memory update
+//   skips the axis and the p update adds only its second derivative (+ 0, the same bits). With
+//   CPML on every face of a 3D grid most CPML points are in one or two slabs, not three.
 // - Work items are blocks of rows of one plane, enough of them to keep every thread busy even
 //   for the thin boxes of a 2D deck.
 //
@@ -97,28 +101,44 @@ inline CpmlRows<C, R> cpml_rows(const S* p, long x, long sy, long sz, int n, Cpm
   return r;
 }
 
-// psi_a[i] <- b_a psi_a[i] + a_a dp/dx_a[i] for one row (first_derivative + cpml_memory).
-// a0/b0 point at the row's first point of the x profile; (a1, b1), (a2, b2) are the row's y and
-// z coefficients.
+// Which parts of a row of n points starting at storage x index x0 need axis a's full CPML
+// work (CpmlSlabs): [0, lo) and [hi, n); [lo, hi) may be skipped. `radius` 0: the memory
+// update's rule, R: the p update's.
+struct RowSplit {
+  int lo, hi;
+};
+inline RowSplit split_row(const CpmlSlabs& slabs, int axis, int x0, int n, int radius) {
+  const int lo = std::clamp(slabs.lo[axis] + radius - x0, 0, n);
+  const int hi = std::clamp(slabs.hi[axis] - radius - x0, 0, n);
+  return {lo, std::max(lo, hi)};
+}
+
+// psi_a[i] <- b_a psi_a[i] + a_a dp/dx_a[i] for one row (first_derivative + cpml_memory), on the
+// parts of the row in axis a's own slab (x: [0, x.lo) and [x.hi, n); y and z: the whole row when
+// do_y / do_z, else none; elsewhere psi_a stays +0, CpmlSlabs). a0/b0 point at the row's first
+// point of the x profile; (a1, b1), (a2, b2) are the row's y and z coefficients.
 template <int R, int Dim, class C>
 inline void memory_row(const CpmlRows<C, R>& pr, C* psi0, C* psi1, C* psi2, const C* a0, const C* b0, C a1,
-                       C b1, C a2, C b2, int n, const StencilWeights<C, R>& w) {
+                       C b1, C a2, C b2, int n, RowSplit x, bool do_y, bool do_z,
+                       const StencilWeights<C, R>& w) {
   C d1[3][R + 1];  // local copies: stores to psi may alias w as far as the compiler knows
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s <= R; ++s) d1[a][s] = w.d1[a][s];
-  {
+  const auto x_part = [&](int i0, int i1) {
     const C* KOKKOS_RESTRICT c = pr.c;
     const C* KOKKOS_RESTRICT ar = a0;
     const C* KOKKOS_RESTRICT br = b0;
     C* KOKKOS_RESTRICT out = psi0;
     MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {
+    for (int i = i0; i < i1; ++i) {
       C d = C(0);
       for (int s = 1; s <= R; ++s) d += d1[0][s] * (c[i + s] - c[i - s]);
       out[i] = cpml_memory<C>(out[i], ar[i], br[i], d);
     }
-  }
-  {
+  };
+  x_part(0, x.lo);
+  x_part(x.hi, n);
+  if (do_y) {
     C* KOKKOS_RESTRICT out = psi1;
     MANTISSA_HOST_IVDEP
     for (int i = 0; i < n; ++i) {
@@ -128,17 +148,20 @@ inline void memory_row(const CpmlRows<C, R>& pr, C* psi0, C* psi1, C* psi2, cons
     }
   }
   if constexpr (Dim == 3) {
-    C* KOKKOS_RESTRICT out = psi2;
-    MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {
-      C d = C(0);
-      for (int s = 1; s <= R; ++s) d += d1[2][s] * (pr.zp[s - 1][i] - pr.zm[s - 1][i]);
-      out[i] = cpml_memory<C>(out[i], a2, b2, d);
+    if (do_z) {
+      C* KOKKOS_RESTRICT out = psi2;
+      MANTISSA_HOST_IVDEP
+      for (int i = 0; i < n; ++i) {
+        C d = C(0);
+        for (int s = 1; s <= R; ++s) d += d1[2][s] * (pr.zp[s - 1][i] - pr.zm[s - 1][i]);
+        out[i] = cpml_memory<C>(out[i], a2, b2, d);
+      }
     }
   } else {
     (void)psi2;
     (void)a2;
     (void)b2;
+    (void)do_z;
   }
 }
 
@@ -182,13 +205,30 @@ inline void second_derivative_row(const C* c, const C* const* m, const C* const*
   }
 }
 
+// acc <- acc + (second derivative of p along y or z + 0): the term of an axis whose psi and zeta
+// are +0 around the row (CpmlSlabs), the same bits as second_derivative_row + zeta_pass there.
+template <int R, class C>
+inline void second_derivative_add_row(const C* c, const C* const* m, const C* const* p, C* acc, int n,
+                                      const C (&d2)[R + 1]) {
+  const C* KOKKOS_RESTRICT cr = c;
+  C* KOKKOS_RESTRICT ac = acc;
+  MANTISSA_HOST_IVDEP
+  for (int i = 0; i < n; ++i) {
+    C s = d2[0] * cr[i];
+    for (int r = 1; r <= R; ++r) s += d2[r] * (m[r - 1][i] + p[r - 1][i]);
+    ac[i] += s + C(0);
+  }
+}
+
 // The CPML update of one row: zeta_a updated, q <- leapfrog(p, q, m, sum_a d2_a + zeta_a).
 // psi[a] / zeta[a] point at the row's first point of each memory field, psi_stride[a] is the
-// stride of axis a in that field.
+// stride of axis a in that field. Axis a's full term only where CpmlSlabs says (x: [0, x.lo) and
+// [x.hi, n); y, z: the whole row when do_y / do_z), elsewhere its second derivative + 0.
 template <int R, int Dim, class C, class S, class M>
 inline void update_cpml_row(const CpmlRows<C, R>& pr, C* const* psi, const long* psi_stride, C* const* zeta,
                             const C* a0, const C* b0, C a1, C b1, C a2, C b2, S* q, const M* m, int n,
-                            const StencilWeights<C, R>& w, CpmlScratch<C>& scratch) {
+                            RowSplit x, bool do_y, bool do_z, const StencilWeights<C, R>& w,
+                            CpmlScratch<C>& scratch) {
   C d2w[3][R + 1], d1w[3][R + 1];
   for (int a = 0; a < 3; ++a)
     for (int s = 0; s <= R; ++s) {
@@ -196,14 +236,25 @@ inline void update_cpml_row(const CpmlRows<C, R>& pr, C* const* psi, const long*
       d1w[a][s] = w.d1[a][s];
     }
   C* KOKKOS_RESTRICT acc = scratch.acc.data();
-  {  // x: sum = 0 + (d2 + zeta)
+  {  // x, where psi_x and zeta_x are +0 around the point: sum = 0 + (d2 + 0)
+    const C* KOKKOS_RESTRICT c = pr.c;
+    MANTISSA_HOST_IVDEP
+    for (int i = x.lo; i < x.hi; ++i) {
+      C s = d2w[0][0] * c[i];
+      for (int r = 1; r <= R; ++r) s += d2w[0][r] * (c[i - r] + c[i + r]);
+      C sum = C(0);
+      sum += s + C(0);
+      acc[i] = sum;
+    }
+  }
+  const auto x_part = [&](int i0, int i1) {  // x: sum = 0 + (d2 + zeta)
     const C* KOKKOS_RESTRICT c = pr.c;
     const C* KOKKOS_RESTRICT ps = psi[0];
     const C* KOKKOS_RESTRICT ar = a0;
     const C* KOKKOS_RESTRICT br = b0;
     C* KOKKOS_RESTRICT zr = zeta[0];
     MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {
+    for (int i = i0; i < i1; ++i) {
       C s = d2w[0][0] * c[i];
       for (int r = 1; r <= R; ++r) s += d2w[0][r] * (c[i - r] + c[i + r]);
       C f = C(0);
@@ -215,16 +266,27 @@ inline void update_cpml_row(const CpmlRows<C, R>& pr, C* const* psi, const long*
       sum += d2 + z;
       acc[i] = sum;
     }
-  }
+  };
+  x_part(0, x.lo);
+  x_part(x.hi, n);
   C* KOKKOS_RESTRICT d2 = scratch.d2.data();
-  second_derivative_row<R>(pr.c, pr.ym, pr.yp, d2, n, d2w[1]);
-  zeta_pass<R>(d2, psi[1], psi_stride[1], zeta[1], a1, b1, acc, n, d1w[1]);
+  if (do_y) {
+    second_derivative_row<R>(pr.c, pr.ym, pr.yp, d2, n, d2w[1]);
+    zeta_pass<R>(d2, psi[1], psi_stride[1], zeta[1], a1, b1, acc, n, d1w[1]);
+  } else {
+    second_derivative_add_row<R>(pr.c, pr.ym, pr.yp, acc, n, d2w[1]);
+  }
   if constexpr (Dim == 3) {
-    second_derivative_row<R>(pr.c, pr.zm, pr.zp, d2, n, d2w[2]);
-    zeta_pass<R>(d2, psi[2], psi_stride[2], zeta[2], a2, b2, acc, n, d1w[2]);
+    if (do_z) {
+      second_derivative_row<R>(pr.c, pr.zm, pr.zp, d2, n, d2w[2]);
+      zeta_pass<R>(d2, psi[2], psi_stride[2], zeta[2], a2, b2, acc, n, d1w[2]);
+    } else {
+      second_derivative_add_row<R>(pr.c, pr.zm, pr.zp, acc, n, d2w[2]);
+    }
   } else {
     (void)a2;
     (void)b2;
+    (void)do_z;
   }
   const C* KOKKOS_RESTRICT c = pr.c;
   const M* KOKKOS_RESTRICT mr = m;
@@ -284,7 +346,8 @@ struct AxisProfiles {
 template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
-                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
+                       const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
+                       const StencilWeights<C, R>& w) {
   using S = typename PView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::pml_memory_update runs on host back-ends only");
   const S* const pp = p.data();
@@ -292,17 +355,21 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
   const AxisFields<C, Dim> ps(psi);
   const AxisProfiles<C> pr(pa, pb);
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
+  const RowSplit xs = split_row(slabs, 0, x0, nx, 0);
   for_each_row_block("mantissa::seismic::Solver::step::pml_memory", space, box,
                      [=](const int k, const int j0, const int j1) {
                        thread_local CpmlScratch<C> scratch;
                        scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
                        const C ca2 = Dim == 3 ? pr.a[2][k] : C(0), cb2 = Dim == 3 ? pr.b[2][k] : C(0);
+                       const bool do_z = Dim == 3 && slabs.memory(2, k);
                        for (int j = j0; j < j1; ++j) {
+                         const bool do_y = slabs.memory(1, j);
+                         if (xs.lo == 0 && xs.hi == nx && !do_y && !do_z) continue;  // nothing to update
                          const long x = k * sz + j * sy + x0, mx = k * ps.sz + j * ps.sy + x0;
                          const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
                          memory_row<R, Dim>(rows, ps.f[0] + mx, ps.f[1] + mx,
                                             Dim == 3 ? ps.f[2] + mx : nullptr, pr.a[0] + x0, pr.b[0] + x0,
-                                            pr.a[1][j], pr.b[1][j], ca2, cb2, nx, w);
+                                            pr.a[1][j], pr.b[1][j], ca2, cb2, nx, xs, do_y, do_z, w);
                        }
                      });
 }
@@ -312,7 +379,7 @@ template <int R, int Dim, class ExecSpace, class PView, class QView, class MView
           class Profile, class C>
 void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
                 const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
-                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
                 const StencilWeights<C, R>& w) {
   using P = typename PView::value_type;
   using S = typename QView::value_type;
@@ -325,19 +392,22 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
   const AxisFields<C, Dim> ps(psi), zs(zeta);
   const AxisProfiles<C> pr(pa, pb);
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
+  const RowSplit xs = split_row(slabs, 0, x0, nx, R);
   for_each_row_block(
       "mantissa::seismic::Solver::step::pml", space, box, [=](const int k, const int j0, const int j1) {
         thread_local CpmlScratch<C> scratch;
         scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
         const C ca2 = Dim == 3 ? pr.a[2][k] : C(0), cb2 = Dim == 3 ? pr.b[2][k] : C(0);
         const long psi_stride[3] = {1, ps.sy, ps.sz};
+        const bool do_z = Dim == 3 && slabs.update(2, k, R);
         for (int j = j0; j < j1; ++j) {
+          const bool do_y = slabs.update(1, j, R);
           const long x = k * sz + j * sy + x0, mx = k * ps.sz + j * ps.sy + x0;
           const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
           C* const psi_row[3] = {ps.f[0] + mx, ps.f[1] + mx, Dim == 3 ? ps.f[2] + mx : nullptr};
           C* const zeta_row[3] = {zs.f[0] + mx, zs.f[1] + mx, Dim == 3 ? zs.f[2] + mx : nullptr};
           update_cpml_row<R, Dim>(rows, psi_row, psi_stride, zeta_row, pr.a[0] + x0, pr.b[0] + x0, pr.a[1][j],
-                                  pr.b[1][j], ca2, cb2, qp + x, mp + x, nx, w, scratch);
+                                  pr.b[1][j], ca2, cb2, qp + x, mp + x, nx, xs, do_y, do_z, w, scratch);
         }
       });
 }

@@ -123,21 +123,25 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
     interior_update_points<R, 2>(space, box, p, q, m, w);
 }
 
-// psi_a <- b_a psi_a + a_a dp/dx_a on a PML box. The dimension is a template argument: with
-// a run-time test the conditional z update kept GCC from vectorising the x loop at all, and the
-// CPML boxes cost 8x the interior per point.
+// psi_a <- b_a psi_a + a_a dp/dx_a on a PML box, for the axes whose slab holds the point
+// (CpmlSlabs: elsewhere psi_a stays +0). The dimension is a template argument: with a run-time
+// test the conditional z update kept GCC from vectorising the x loop at all, and the CPML boxes
+// cost 8x the interior per point.
 template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update_dim(const ExecSpace& space, const Box& box, const PView& p,
                            const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
-                           const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w) {
+                           const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
+                           const StencilWeights<C, R>& w) {
   const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
   const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
   constexpr int dim = Dim;
   for_each_point(
       "mantissa::seismic::Solver::step::pml_memory", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
-        psi0(k, j, i) = cpml_memory<C>(psi0(k, j, i), a0(i), b0(i), first_derivative<R>(p, 0, k, j, i, w));
-        psi1(k, j, i) = cpml_memory<C>(psi1(k, j, i), a1(j), b1(j), first_derivative<R>(p, 1, k, j, i, w));
-        if (dim == 3)
+        if (slabs.memory(0, i))
+          psi0(k, j, i) = cpml_memory<C>(psi0(k, j, i), a0(i), b0(i), first_derivative<R>(p, 0, k, j, i, w));
+        if (slabs.memory(1, j))
+          psi1(k, j, i) = cpml_memory<C>(psi1(k, j, i), a1(j), b1(j), first_derivative<R>(p, 1, k, j, i, w));
+        if (dim == 3 && slabs.memory(2, k))
           psi2(k, j, i) = cpml_memory<C>(psi2(k, j, i), a2(k), b2(k), first_derivative<R>(p, 2, k, j, i, w));
       });
 }
@@ -147,26 +151,28 @@ void pml_memory_update_dim(const ExecSpace& space, const Box& box, const PView& 
 template <int R, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
-                       const std::array<Profile, 3>& pb, const StencilWeights<C, R>& w,
-                       bool point_kernel = false) {
+                       const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
+                       const StencilWeights<C, R>& w, bool point_kernel = false) {
   if constexpr (is_host_space<ExecSpace>()) {
     if (!point_kernel) {
       if (w.dim == 3)
-        host::pml_memory_update<R, 3>(space, box, p, psi, pa, pb, w);
+        host::pml_memory_update<R, 3>(space, box, p, psi, pa, pb, slabs, w);
       else
-        host::pml_memory_update<R, 2>(space, box, p, psi, pa, pb, w);
+        host::pml_memory_update<R, 2>(space, box, p, psi, pa, pb, slabs, w);
       return;
     }
   } else {
     (void)point_kernel;
   }
   if (w.dim == 3)
-    pml_memory_update_dim<R, 3>(space, box, p, psi, pa, pb, w);
+    pml_memory_update_dim<R, 3>(space, box, p, psi, pa, pb, slabs, w);
   else
-    pml_memory_update_dim<R, 2>(space, box, p, psi, pa, pb, w);
+    pml_memory_update_dim<R, 2>(space, box, p, psi, pa, pb, slabs, w);
 }
 
-// The CPML update of p on a PML box (Pasalic and McGarry 2010), zeta updated on the way.
+// The CPML update of p on a PML box (Pasalic and McGarry 2010), zeta updated on the way; an
+// axis whose psi and zeta are +0 around the point (CpmlSlabs) adds its second derivative + 0,
+// the same bits as the full term there.
 // p may be the storage field or its compute-type copy (decode_box below): the kernel converts
 // every value it reads to C, so both give the same bits.
 template <int R, int Dim, class ExecSpace, class PView, class QView, class MView, class MemField,
@@ -174,7 +180,7 @@ template <int R, int Dim, class ExecSpace, class PView, class QView, class MView
 void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
                     const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
                     const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
-                    const StencilWeights<C, R>& w) {
+                    const CpmlSlabs& slabs, const StencilWeights<C, R>& w) {
   using S = typename QView::value_type;
   const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
   const auto zeta0 = zeta[0].view(), zeta1 = zeta[1].view(), zeta2 = zeta[2].view();
@@ -183,23 +189,31 @@ void pml_update_dim(const ExecSpace& space, const Box& box, const PView& p, cons
   for_each_point(
       "mantissa::seismic::Solver::step::pml", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
         C sum = C(0);
-        {
+        if (slabs.update(0, i, R)) {
           const C d2 = second_derivative<R>(p, 0, k, j, i, w) + first_derivative<R>(psi0, 0, k, j, i, w);
           const C z = cpml_memory<C>(zeta0(k, j, i), a0(i), b0(i), d2);
           zeta0(k, j, i) = z;
           sum += d2 + z;
+        } else {
+          sum += second_derivative<R>(p, 0, k, j, i, w) + C(0);
         }
-        {
+        if (slabs.update(1, j, R)) {
           const C d2 = second_derivative<R>(p, 1, k, j, i, w) + first_derivative<R>(psi1, 1, k, j, i, w);
           const C z = cpml_memory<C>(zeta1(k, j, i), a1(j), b1(j), d2);
           zeta1(k, j, i) = z;
           sum += d2 + z;
+        } else {
+          sum += second_derivative<R>(p, 1, k, j, i, w) + C(0);
         }
         if (dim == 3) {
-          const C d2 = second_derivative<R>(p, 2, k, j, i, w) + first_derivative<R>(psi2, 2, k, j, i, w);
-          const C z = cpml_memory<C>(zeta2(k, j, i), a2(k), b2(k), d2);
-          zeta2(k, j, i) = z;
-          sum += d2 + z;
+          if (slabs.update(2, k, R)) {
+            const C d2 = second_derivative<R>(p, 2, k, j, i, w) + first_derivative<R>(psi2, 2, k, j, i, w);
+            const C z = cpml_memory<C>(zeta2(k, j, i), a2(k), b2(k), d2);
+            zeta2(k, j, i) = z;
+            sum += d2 + z;
+          } else {
+            sum += second_derivative<R>(p, 2, k, j, i, w) + C(0);
+          }
         }
         q(k, j, i) = S(leapfrog<C>(C(p(k, j, i)), C(q(k, j, i)), C(m(k, j, i)), sum));
       });
@@ -210,23 +224,23 @@ template <int R, class ExecSpace, class PView, class QView, class MView, class M
           class C>
 void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
                 const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
-                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
                 const StencilWeights<C, R>& w, bool point_kernel = false) {
   if constexpr (is_host_space<ExecSpace>()) {
     if (!point_kernel) {
       if (w.dim == 3)
-        host::pml_update<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, w);
+        host::pml_update<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
       else
-        host::pml_update<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, w);
+        host::pml_update<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
       return;
     }
   } else {
     (void)point_kernel;
   }
   if (w.dim == 3)
-    pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, w);
+    pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
   else
-    pml_update_dim<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, w);
+    pml_update_dim<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
 }
 
 // out <- C(p) on a box: the compute-type copy of p that the CPML kernels read where storage is
