@@ -5,7 +5,15 @@
 // relative residual (HPG-MxP rule); the table gives time, iterations, the iteration penalty
 // and the true fp64 residual at the end.
 //
-//   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-kernels] [--only "fp64;fp32"]
+// The breakdown (unless --no-breakdown) says where a mixed solve's time goes: one multigrid
+// application (the preconditioner, with the scaling and conversions of the residual in and the
+// correction out) timed alone per variant, and the rest of an iteration (the fp64 CG: matrix
+// product, dots, vector updates, the convergence test) as (best solve - iterations x
+// application) / iterations. The application timed alone writes the correction out (one
+// conversion pass the CG fuses into its dots instead), so the rest is a slight underestimate.
+//
+//   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-kernels] [--no-breakdown]
+//                          [--only "fp64;fp32"]
 #include <mantissa/solvers/PoissonSolver.hpp>
 
 #include <mpi.h>
@@ -287,7 +295,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::int64_t n = 128;
   int reps = 3;
-  bool hypre = true, kernels = true;
+  bool hypre = true, kernels = true, breakdown = true;
   std::vector<std::string> variants{"fp64", "fp32", "progressive_bf16", "progressive_fp16",
                                     "bf16", "fp16", "fp32/refinement",  "progressive_bf16/refinement"};
   for (int a = 1; a < argc; ++a) {
@@ -299,6 +307,8 @@ int main(int argc, char** argv) {
       hypre = false;
     else if (!std::strcmp(argv[a], "--no-kernels"))
       kernels = false;
+    else if (!std::strcmp(argv[a], "--no-breakdown"))
+      breakdown = false;
     else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) {
       variants.clear();
       std::string list = argv[++a];
@@ -380,6 +390,41 @@ int main(int argc, char** argv) {
     for (std::size_t v = 0; v < variants.size(); ++v) {
       rows[v].seconds = *std::min_element(times[v].begin(), times[v].end());
       rows[v].median = median(times[v]);
+    }
+    if (breakdown) {
+      // one preconditioner application per variant, best of 3 rounds of `iterations`
+      // applications each, round-robin over the variants like the solves
+      Field<double> z("mantissa::bench::z", decomp, 1);
+      std::vector<double> apply_s(variants.size(), 1e30);
+      for (int round = 0; round < 3; ++round)
+        for (std::size_t v = 0; v < variants.size(); ++v) {
+          auto& mg = solvers[v]->multigrid();
+          mg.set_precisions(options[v].multigrid.precisions);
+          const int k = std::max(1, rows[v].iterations);
+          MPI_Barrier(MPI_COMM_WORLD);
+          const auto t0 = Clock::now();
+          for (int q = 0; q < k; ++q) mg.apply(b, z, 1.0);
+          Kokkos::fence();
+          double t = seconds_since(t0) / double(k);
+          MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+          apply_s[v] = std::min(apply_s[v], t);
+        }
+      if (g_rank == 0) {
+        std::printf(
+            "\nbreakdown per iteration (best solve / iterations = one multigrid application + the rest):\n"
+            "| solver | per iteration s | multigrid application s | of fp64's | rest (fp64 CG) s | of fp64's "
+            "| "
+            "application share |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        const double it0 = rows[0].seconds / double(std::max(1, rows[0].iterations));
+        const double rest0 = it0 - apply_s[0];
+        for (std::size_t v = 0; v < variants.size(); ++v) {
+          const double it = rows[v].seconds / double(std::max(1, rows[v].iterations));
+          const double rest = it - apply_s[v];
+          std::printf("| %s | %.4f | %.4f | %.3f | %.4f | %.3f | %.0f %% |\n", rows[v].name.c_str(), it,
+                      apply_s[v], apply_s[v] / apply_s[0], rest, rest / rest0, 100.0 * apply_s[v] / it);
+        }
+        std::fflush(stdout);
+      }
     }
     std::vector<std::pair<Row, double>> peers;
 #if defined(MANTISSA_BENCH_HYPRE)
