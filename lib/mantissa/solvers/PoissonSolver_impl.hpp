@@ -125,13 +125,23 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     zr = d.v[0] - m * d.v[3];
     zap = d.v[1] - m * d.v[4];
   };
+  // x += alpha p of each step is deferred to the next direction update, which reads p anyway
+  // (one pass over p less per iteration); every return after a step flushes it first.
+  double pending = 0.0;
   auto direction = [&](double m, double beta) {
     auto& l0 = m_mg->level(0);
     std::visit(
         [&](auto& ld) {
-          detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, w.p.view());
+          detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, w.p.view(), pending,
+                                w.x.view());
         },
         l0.data);
+    pending = 0.0;
+  };
+  auto flush = [&](int it) {
+    if (pending != 0.0) detail::add_direction(space, m_place, pending, w.x.view(), w.p.view());
+    pending = 0.0;
+    return it;
   };
   auto broken = [&](double zr) {
     if (std::isfinite(zr) && zr > 0.0) return false;
@@ -153,17 +163,17 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     double pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
     MPI_Allreduce(MPI_IN_PLACE, &pap, 1, MPI_DOUBLE, MPI_SUM, comm);
     const double alpha = rz / pap;
-    nm = allreduce_nm(
-        detail::update_xr(space, m_place, alpha, w.x.view(), w.p.view(), w.r.view(), w.ap.view()));
+    nm = allreduce_nm(detail::update_r(space, m_place, alpha, w.r.view(), w.ap.view()));
+    pending = alpha;
     rn = std::sqrt(nm.sum2);
     stats.history.push_back(rn * history_scale);
     norms.push_back(rn);
     if (!std::isfinite(rn) || !std::isfinite(alpha)) {
       healthy = false;
       if (stall) *stall = "the CG residual is not finite";
-      return it;
+      return flush(it);
     }
-    if (rn <= target || it == max_iterations) return it;
+    if (rn <= target || it == max_iterations) return flush(it);
     if (stall_window > 0 && it >= stall_window &&
         rn > m_options.stall_factor * norms[std::size_t(it - stall_window)]) {
       if (stall) {
@@ -173,15 +183,15 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
                       rn * history_scale);
         *stall = buf;
       }
-      return it;
+      return flush(it);
     }
     precondition(nm.max, zr, zap, m);
-    if (broken(zr)) return it;
+    if (broken(zr)) return flush(it);
     const double beta = -alpha * zap / rz;
     rz = zr;
     direction(m, beta);
   }
-  return max_iterations;
+  return flush(max_iterations);
 }
 
 template <class L, class M>

@@ -225,32 +225,26 @@ NormMax shift_norms(const Exec& space, const Placement& pl, const View3<K, M>& v
   return nm;
 }
 
-// x += a p; r -= a Ap; returns the norms of the new r.
+// r -= a Ap; returns the norms of the new r. The matching x += a p is deferred to the next
+// direction update (update_p_from reads p there anyway) or to add_direction at the end.
 template <class Exec, class K, class M>
-NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
-                  const View3<K, M>& p, const View3<K, M>& r, const View3<K, M>& ap) {
+NormMax update_r(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& r,
+                 const View3<K, M>& ap) {
   NormMax nm;
   const K a = K(alpha);
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
     const std::int64_t x0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
-    K* const xp = x.data();
-    const K* const pp = p.data();
     K* const rp = r.data();
     const K* const app = ap.data();
     host::reduce_rows(
         "mantissa::solvers::Krylov::update", space, bx, [] { return 0; },
         [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
-          const std::int64_t o = host::at(x, k, j, x0);
-          K* KOKKOS_RESTRICT xr = xp + o;
-          const K* KOKKOS_RESTRICT pr = pp + o;
+          const std::int64_t o = host::at(r, k, j, x0);
           K* KOKKOS_RESTRICT rr = rp + o;
           const K* KOKKOS_RESTRICT ar = app + o;
           MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) {
-            xr[i] += a * pr[i];
-            rr[i] = rr[i] - a * ar[i];
-          }
+          for (std::int64_t i = 0; i < n; ++i) rr[i] = rr[i] - a * ar[i];
           host::norms_of_row(rr, n, acc);
         },
         nm);
@@ -259,13 +253,24 @@ NormMax update_xr(const Exec& space, const Placement& pl, double alpha, const Vi
   reduce_cells(
       "mantissa::solvers::Krylov::update", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, NormMax& acc) {
-        x(k, j, i) += a * p(k, j, i);
         const K t = r(k, j, i) - a * ap(k, j, i);
         r(k, j, i) = t;
         acc.add(double(t));
       },
       nm);
   return nm;
+}
+
+// x += a p (the deferred half of a CG step when no direction update follows).
+template <class Exec, class K, class M>
+void add_direction(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
+                   const View3<K, M>& p) {
+  const K a = K(alpha);
+  for_each_cell(
+      "mantissa::solvers::Krylov::step", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        x(k, j, i) += a * p(k, j, i);
+      });
 }
 
 // (z, r), (z, Ap), sum z, sum r, sum Ap.
@@ -409,13 +414,16 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
   return s;
 }
 
-// p = (z - m) + beta p with z from x0.
+// x += alpha p (the deferred step of update_r, alpha 0 skips it: the first direction), then
+// p = (z - m) + beta p with z from x0: one pass over p for both.
 template <class Exec, class T, class K, class M>
 void update_p_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
-                   double zscale, double m, double beta, const View3<K, M>& p) {
+                   double zscale, double m, double beta, const View3<K, M>& p, double alpha,
+                   const View3<K, M>& x) {
   using C = pair_compute_t<T, K>;
   const ZFrom<T, K> zf{C(zscale)};
-  const K mm = K(m), b = K(beta);
+  const K mm = K(m), b = K(beta), a = K(alpha);
+  const bool step = alpha != 0.0;
   const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
                      dz = px.ghost[2] - pl.ghost[2];
   if constexpr (host::is_host<Exec>()) {
@@ -423,21 +431,34 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
     const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
     const T* const xp = x0.data();
     K* const pp = p.data();
+    K* const sp = x.data();
     host::for_rows(
         "mantissa::solvers::Krylov::direction", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
         [=] { return host::Rows<C, 1>(n); },
         [=](std::int64_t k, std::int64_t j, host::Rows<C, 1>& rows) {
           const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
-          K* KOKKOS_RESTRICT pr = pp + host::at(p, k, j, i0);
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) pr[i] = (K(zf.zs * xr[i]) - mm) + b * pr[i];
+          const std::int64_t o = host::at(p, k, j, i0);
+          K* KOKKOS_RESTRICT pr = pp + o;
+          K* KOKKOS_RESTRICT sr = sp + o;
+          if (step) {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) {
+              sr[i] += a * pr[i];
+              pr[i] = (K(zf.zs * xr[i]) - mm) + b * pr[i];
+            }
+          } else {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) pr[i] = (K(zf.zs * xr[i]) - mm) + b * pr[i];
+          }
         });
     return;
   }
   for_each_cell(
       "mantissa::solvers::Krylov::direction", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-        p(k, j, i) = (zf(x0(k + dz, j + dy, i + dx)) - mm) + b * p(k, j, i);
+        const K pv = p(k, j, i);
+        if (step) x(k, j, i) += a * pv;
+        p(k, j, i) = (zf(x0(k + dz, j + dy, i + dx)) - mm) + b * pv;
       });
 }
 
