@@ -165,9 +165,14 @@ Campaign::Outcome Campaign::run() {
       cur.step = 0;
       cur.experiment = 0;
       cur.phase_state.clear();
-      m_ctx->write_checkpoint(nullptr, 0.0);
-      m_ctx->log("stopped before phase '" + ph.name() + "' (" + m_ctx->stop_reason() +
-                 "); checkpoint written; continue with `mantissa run DECK --resume`");
+      // The checkpoint of the phase before's end (checkpoint.phase_end) holds this very point:
+      // writing it again would only cost time (past a wall-time limit, perhaps).
+      const bool current = m_ctx->between_phases_checkpoint_current();
+      if (!current) m_ctx->write_checkpoint(nullptr, 0.0);
+      m_ctx->log("stopped before phase '" + ph.name() + "' (" + m_ctx->stop_reason() + "); " +
+                 (current ? "the checkpoint written when the phase before ended holds this point"
+                          : "checkpoint written") +
+                 "; continue with `mantissa run DECK --resume`");
       return Outcome::stopped;
     }
     if (!resumed_in_phase) m_ctx->test_hold(ph.name());

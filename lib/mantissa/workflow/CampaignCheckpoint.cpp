@@ -148,6 +148,11 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
       .set("campaign.state_names", join_lines(ref.state_names))
       .set("campaign.reference_mib", ref.snapshot_mib)
       .set("campaign.train_mib", ref.train_mib);
+  // What a checkpoint write costs, for the resumed process's wall-time margin and cost guard
+  // (attributes must agree on every rank: the largest rank's).
+  double longest = ctx.longest_checkpoint();
+  MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, ctx.comm());
+  a.set("campaign.longest_checkpoint_s", longest);
   std::vector<std::string> keys;
   for (const auto& kv : cur.phase_state) {
     keys.push_back(kv.first);
@@ -417,6 +422,8 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
   cur.phase_state.clear();
   for (const auto& k : split_lines(a.get_string("campaign.phase_state")))
     cur.phase_state[k] = a.get_int("campaign.phase_state." + k);
+  if (a.has("campaign.longest_checkpoint_s"))
+    ctx.carry_longest_checkpoint(a.get_real("campaign.longest_checkpoint_s"));
   m_source = file;
   m_surrogate_files = std::move(surrogate_files);
 }

@@ -145,6 +145,9 @@ void PhaseContext::write_checkpoint(const State* state, double time) {
   m_longest_checkpoint =
       std::max(m_longest_checkpoint, std::chrono::duration<double>(m_last_checkpoint - t0).count());
   m_interval_due = false;
+  m_between_written = state == nullptr && m_cur.phase_state.empty();
+  m_between_phase = m_cur.phase;
+  m_between_steps = m_cur.global_steps;
 }
 
 bool PhaseContext::phase_end_checkpoint_due() const {

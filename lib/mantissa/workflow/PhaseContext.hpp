@@ -17,6 +17,7 @@
 #include <mantissa/workflow/Registry.hpp>
 #include <mantissa/workflow/Results.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -141,6 +142,19 @@ class PhaseContext {
   static const std::string k_end_phase_name;
   void set_checkpointer(Checkpointer* c) { m_ckpt = c; }
   void write_checkpoint(const State* state, double time);
+  // The longest checkpoint write so far in seconds: this process's, or the one a resumed
+  // checkpoint carries (the largest of the ranks' when it was written), so that a resumed
+  // process's wall-time margin and cost guard know what a write costs before its first one.
+  double longest_checkpoint() const { return m_longest_checkpoint; }
+  void carry_longest_checkpoint(double seconds) {
+    m_longest_checkpoint = std::max(m_longest_checkpoint, seconds);
+  }
+  // Whether the newest checkpoint is one between phases at exactly this point of the campaign
+  // (checkpoint.phase_end wrote it when the phase before ended): a stop here need not write it
+  // again.
+  bool between_phases_checkpoint_current() const {
+    return m_between_written && m_between_phase == m_cur.phase && m_between_steps == m_cur.global_steps;
+  }
   double load_checkpoint_state(State& state);
 
   // Stop requests and the campaign step counter. Collective: a signal on any rank, or the
@@ -214,6 +228,10 @@ class PhaseContext {
   // whether the last stop_requested() found checkpoint.interval passed on some rank.
   std::chrono::steady_clock::time_point m_last_checkpoint;
   mutable bool m_interval_due = false;
+  // The newest checkpoint, when it was written between phases: the phase and campaign step.
+  bool m_between_written = false;
+  std::size_t m_between_phase = 0;
+  std::int64_t m_between_steps = -1;
   mutable std::string m_stop_reason;
   bool m_wall_paused = false;
 
