@@ -10,6 +10,7 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Log.hpp>
 #include <mantissa/core/Version.hpp>
+#include <mantissa/io/DurableFile.hpp>
 #include <mantissa/mesh/Decomposition.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
 #include <mantissa/workflow/Campaign.hpp>
@@ -25,7 +26,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -105,7 +105,23 @@ int run_command(const Deck& deck, const RunOptions& opts) {
     ~StopCopy() { log::set_console_copy(""); }
   } stop_copy;
   // A resume keeps the deck of the run it continues (a refused resume must not replace it).
-  if (rank == 0 && !run_dir.resume()) std::ofstream(dir + "/deck.resolved.yaml") << deck.resolved_yaml();
+  // Written durably (temporary, fsync, rename: io/DurableFile.hpp), so that a full disk leaves
+  // no truncated deck.resolved.yaml and stops the run here on every rank, naming file and cause.
+  if (!run_dir.resume()) {
+    std::string err;
+    if (rank == 0) {
+      try {
+        io::write_file_durably(dir + "/deck.resolved.yaml", deck.resolved_yaml());
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    }
+    int n = static_cast<int>(err.size());
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    err.resize(static_cast<std::size_t>(n));
+    MPI_Bcast(err.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!err.empty()) throw Error(err);
+  }
   log::info("mantissa {} ({}): run {}{} into {}", MANTISSA_VERSION_STRING, MANTISSA_GIT_HASH, opts.deck_path,
             opts.resume ? " --resume" : "", dir);
   for (const auto& note : run_dir.notes()) log::info("[run directory] {}", note);
@@ -120,7 +136,15 @@ int run_command(const Deck& deck, const RunOptions& opts) {
   test_raise("setup");
   run_dir.commit();  // set-up succeeded: an overwritten previous run may go now
   const auto outcome = campaign.run();
-  if (outcome == workflow::Campaign::Outcome::stopped) return k_exit_stopped;
+  if (outcome == workflow::Campaign::Outcome::stopped) {
+    // Measured on the limit's own clock (from the start of the process), for the batch script
+    // and the wall-time test (tests/regression/campaign/run_wall_time.sh).
+    if (deck.get_real("run.wall_time_limit") > 0.0)
+      log::info("stopped with a checkpoint after {:.3f} s of the process's run.wall_time_limit of {:.3f} s",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                deck.get_real("run.wall_time_limit"));
+    return k_exit_stopped;
+  }
 
   workflow::ReportInfo info;
   info.machine = workflow::machine_info(MPI_COMM_WORLD);

@@ -294,6 +294,37 @@ else
   fail "moved and renamed run directory" "exit $rc then $r2: $(grep error "$out/$name.log.resume" | head -1) ${d:-}"
 fi
 
+# 8b. A resume refused for a deck change (issue 13 item 9): the refusal names the deck, and the
+# run directory is as it was (deck.resolved.yaml byte for byte, the checkpoints); --resume with
+# the run's own deck then finishes with the uninterrupted run's numbers.
+name=deckchange
+run run.name="$name" campaign.stop_after_step=50 >"$out/$name.log" 2>&1
+rc=$?
+cp "$out/$name/deck.resolved.yaml" "$out/$name.deck.before" 2>/dev/null
+ls "$out/$name/checkpoints" >"$out/$name.ckpt.before" 2>/dev/null
+run run.name="$name" campaign.stop_after_step=50 seismic.courant=0.45 --resume >"$out/$name.log.changed" 2>&1
+r2=$?
+deck_same=no ckpt_same=no
+cmp -s "$out/$name.deck.before" "$out/$name/deck.resolved.yaml" && deck_same=yes
+[ "$(ls "$out/$name/checkpoints")" = "$(cat "$out/$name.ckpt.before")" ] && ckpt_same=yes
+run run.name="$name" campaign.stop_after_step=50 --resume >"$out/$name.log.resume" 2>&1
+r3=$?
+if crashed "$r2" "$out/$name.log.changed"; then
+  fail "--resume with a changed deck" "crashed (exit $r2)"
+elif [ "$rc" -ne 75 ] || [ "$r2" -eq 0 ] || [ "$r2" -eq 75 ]; then
+  fail "--resume with a changed deck" "exit $rc, then $r2 for the changed deck (expected 75, then a refusal)"
+elif ! grep -qi "deck" "$out/$name.log.changed"; then
+  fail "--resume with a changed deck" "the refusal does not name the deck: $(grep -i error "$out/$name.log.changed" | head -1)"
+elif [ "$deck_same" != yes ]; then
+  fail "--resume with a changed deck" "deck.resolved.yaml was changed by the refused resume"
+elif [ "$ckpt_same" != yes ]; then
+  fail "--resume with a changed deck" "the refused resume changed the checkpoints"
+elif [ "$r3" -ne 0 ] || ! d=$(compare "$out/$name"); then
+  fail "--resume with a changed deck" "the resume with the run's own deck: exit $r3 ${d:-}"
+else
+  note "--resume with a changed deck" ok "refused, deck.resolved.yaml intact; resumed identical"
+fi
+
 # 9. A read-only and a full file system (tmpfs mounts need root and a kernel that allows them).
 mnt="$out/mnt"
 mkdir -p "$mnt"
