@@ -1,4 +1,5 @@
 #include "Check.hpp"
+#include "Estimate.hpp"
 
 #include <mantissa/core/Error.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
@@ -172,6 +173,10 @@ void preflight(const Deck& deck, int ranks, MPI_Comm comm) {
   grid.validate();
   const auto dims = process_dims(grid, process_grid_from_deck(deck), ranks);
   check_owned_points(deck, grid, dims);
+  // The mesh's memory before anything visits every point (check_seismic scans the velocity
+  // model over the whole grid: mesh.n = [100000, 100000] took minutes before it was refused).
+  // The callers check again with the steps known.
+  check_memory(estimate_run(deck, ranks, 0), comm);
   if (deck.get_string("physics") == "seismic") check_seismic(deck, grid, comm);
 #if MANTISSA_APP_HAS_SURROGATES
   check_surrogate(deck, grid, dims, comm);
