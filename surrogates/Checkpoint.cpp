@@ -1,38 +1,26 @@
 #include <surrogates/Checkpoint.hpp>
 
 #include <mantissa/io/Checksum.hpp>
-
-#include <hdf5.h>
+#include <mantissa/io/DurableFile.hpp>
+#include <mantissa/io/H5File.hpp>
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 namespace mantissa::surrogates {
 
 namespace {
 
+// 3: written through io's handle layer (io/H5File.hpp): every tensor carries io's element type
+//    (mantissa_type) beside its checksum, string attributes are variable-length UTF-8, and the
+//    file appears under its name only when complete (io::PendingFile: fsync, rename).
 // 2: the attributes of SurrogateState::defines (steps_per_prediction, scaling) are written and
-// checked; a version 1 file did not say how many steps one prediction advances.
-constexpr int kFormatVersion = 2;
-
-template <class T>
-hid_t native() {
-  return std::is_same<T, double>::value ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-}
-
-// Closes HDF5 handles on scope exit so errors thrown mid-way leak nothing.
-struct Handle {
-  hid_t id;
-  herr_t (*close)(hid_t);
-  Handle(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
-  ~Handle() {
-    if (id >= 0) close(id);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  operator hid_t() const { return id; }
-};
+//    checked; a version 1 file did not say how many steps one prediction advances. Version 2
+//    files (raw HDF5, checksums without mantissa_type) are still read.
+constexpr int kFormatVersion = 3;
+constexpr int kOldestReadable = 2;
 
 std::string shape_text(const std::vector<std::int64_t>& s) {
   std::ostringstream os;
@@ -42,9 +30,12 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
   return os.str();
 }
 
+[[noreturn]] void refuse(const std::string& file, const std::string& what) {
+  throw Error("surrogate checkpoint '" + file + "': " + what);
+}
+
 // A tensor's checksum: io's element hash (index and bits) summed modulo 2^64, over the values
-// in the type they are stored in. Written as the dataset's attribute `checksum`; a tensor whose
-// values no longer match it (a flipped bit, a damaged block) is refused when read.
+// in the type they are stored in -- what io writes as the dataset's attribute `checksum`.
 template <class T>
 std::uint64_t tensor_checksum(const T* data, std::size_t n) {
   std::uint64_t sum = 0;
@@ -56,134 +47,97 @@ std::uint64_t tensor_checksum(const T* data, std::size_t n) {
   return sum;
 }
 
-void write_attr_i64(hid_t obj, const char* name, std::int64_t v) {
-  Handle s(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle a(H5Acreate2(obj, name, H5T_NATIVE_INT64, s, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  H5Awrite(a, H5T_NATIVE_INT64, &v);
+std::int64_t attr_int(const io::H5Group& g, const std::string& key, const std::string& file) {
+  if (!g.has_attribute(key))
+    refuse(file, "attribute '" + key + "' is missing; the file is foreign or damaged");
+  try {
+    return g.get_int(key);
+  } catch (const io::FileError& e) {
+    refuse(file, "attribute '" + key + "' is unreadable (" + e.what() + "); the file is foreign or damaged");
+  }
 }
-void write_attr_f64(hid_t obj, const char* name, double v) {
-  Handle s(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle a(H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  H5Awrite(a, H5T_NATIVE_DOUBLE, &v);
+double attr_real(const io::H5Group& g, const std::string& key, const std::string& file) {
+  if (!g.has_attribute(key))
+    refuse(file, "attribute '" + key + "' is missing; the file is foreign or damaged");
+  try {
+    return g.get_real(key);
+  } catch (const io::FileError& e) {
+    refuse(file, "attribute '" + key + "' is unreadable (" + e.what() + "); the file is foreign or damaged");
+  }
 }
-void write_attr_str(hid_t obj, const char* name, const std::string& v) {
-  Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(t, std::max<std::size_t>(1, v.size()));
-  Handle s(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle a(H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  H5Awrite(a, t, v.empty() ? " " : v.c_str());
-}
-bool has_attr(hid_t obj, const char* name) {
-  return H5Aexists(obj, name) > 0;
-}
-std::int64_t read_attr_i64(hid_t obj, const char* name, const std::string& file) {
-  if (!has_attr(obj, name))
-    throw Error("surrogate checkpoint '" + file + "': attribute '" + name +
-                "' is missing; the file is foreign or damaged");
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  std::int64_t v = 0;
-  H5Aread(a, H5T_NATIVE_INT64, &v);
-  return v;
-}
-double read_attr_f64(hid_t obj, const char* name, const std::string& file) {
-  if (!has_attr(obj, name))
-    throw Error("surrogate checkpoint '" + file + "': attribute '" + name +
-                "' is missing; the file is foreign or damaged");
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  double v = 0;
-  H5Aread(a, H5T_NATIVE_DOUBLE, &v);
-  return v;
-}
-std::string read_attr_str(hid_t obj, const char* name) {
-  if (!has_attr(obj, name)) return {};
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  Handle t(H5Aget_type(a), H5Tclose);
-  const std::size_t n = H5Tget_size(t);
-  std::string v(n, '\0');
-  H5Aread(a, t, v.data());
-  return v;
+std::string attr_string(const io::H5Group& g, const std::string& key) {
+  return g.has_attribute(key) ? g.get_string(key) : std::string();
 }
 
-template <class T>
-void write_array(hid_t group, const std::string& name, const std::vector<std::int64_t>& shape,
-                 const T* host) {
-  std::vector<hsize_t> dims(shape.begin(), shape.end());
-  Handle s(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle d(H5Dcreate2(group, name.c_str(), native<T>(), s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  if (d < 0 || H5Dwrite(d, native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, host) < 0)
-    throw Error("surrogate checkpoint: cannot write tensor '" + name + "' (disk full or read-only?)");
-  std::size_t n = 1;
-  for (auto e : shape) n *= static_cast<std::size_t>(e);
-  const std::uint64_t sum = tensor_checksum(host, n);
-  std::int64_t as_signed = 0;
-  std::memcpy(&as_signed, &sum, sizeof sum);
-  write_attr_i64(d, "checksum", as_signed);
-}
-
-// Refuses a tensor with a non-finite value or whose values do not match the checksum written
-// with it (files written before checksums have none: only the values are checked).
-template <class T>
-void verify_values(hid_t dataset, const std::string& where, const std::string& name, const std::vector<T>& v,
-                   const std::string& file) {
+// The values of tensor `name` in the type they are stored in (S), verified: finite first (a NaN
+// says more than a failed checksum), then the checksum written with them (required from format
+// version 3 on; a version 2 file may lack it), then converted to T.
+template <class S, class T>
+std::vector<T> verified(const io::H5Group& g, const std::string& where, const std::string& name,
+                        const std::string& file, bool need_checksum) {
+  const std::vector<S> v = g.read<S>(name);
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i]))
-      throw Error("surrogate checkpoint '" + file + "': tensor '" + where + name + "' holds " +
-                  std::to_string(double(v[i])) + " at element " + std::to_string(i) +
-                  "; the weights are damaged or diverged in training; retrain or restore the file");
-  if (H5Aexists(dataset, "checksum") <= 0) return;
-  Handle type(H5Dget_type(dataset), H5Tclose);
-  if (H5Tget_size(type) != sizeof(T)) return;  // converted while read: the checksum is of the stored values
-  Handle a(H5Aopen(dataset, "checksum", H5P_DEFAULT), H5Aclose);
-  std::int64_t stored = 0;
-  H5Aread(a, H5T_NATIVE_INT64, &stored);
-  const std::uint64_t sum = tensor_checksum(v.data(), v.size());
-  std::uint64_t want = 0;
-  std::memcpy(&want, &stored, sizeof want);
-  if (sum != want)
-    throw Error("surrogate checkpoint '" + file + "': tensor '" + where + name +
-                "' does not match the checksum written with it; the file is damaged; restore it from a "
-                "copy or retrain the surrogate");
+      refuse(file, "tensor '" + where + name + "' holds " + std::to_string(double(v[i])) + " at element " +
+                       std::to_string(i) +
+                       "; the weights are damaged or diverged in training; retrain or restore the file");
+  const io::Attributes a = g.dataset_attributes(name);
+  const auto it = a.all().find("checksum");
+  const std::int64_t* stored = it == a.all().end() ? nullptr : std::get_if<std::int64_t>(&it->second);
+  if (stored == nullptr) {
+    if (need_checksum)
+      refuse(file, "tensor '" + where + name +
+                       "' has no checksum; the file is damaged or was not written by mantissa; restore it "
+                       "from a copy or retrain the surrogate");
+  } else if (tensor_checksum(v.data(), v.size()) != static_cast<std::uint64_t>(*stored)) {
+    refuse(file, "tensor '" + where + name +
+                     "' does not match the checksum written with it; the file is damaged; restore it from a "
+                     "copy or retrain the surrogate");
+  }
+  std::vector<T> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<T>(v[i]);
+  return out;
 }
 
 template <class T>
-void write_view(hid_t group, const std::string& name, const std::vector<std::int64_t>& shape,
+std::vector<T> read_values(const io::H5Group& g, const std::string& where, const std::string& name,
+                           const std::string& file, bool need_checksum) {
+  const std::string type = g.element_type(name);
+  if (type == "fp64") return verified<double, T>(g, where, name, file, need_checksum);
+  if (type == "fp32") return verified<float, T>(g, where, name, file, need_checksum);
+  refuse(file, "'" + where + name + "' is " +
+                   (type.empty() ? std::string("not a tensor") : "stored as " + type) +
+                   "; a surrogate's tensors are fp32 or fp64; the file is foreign or damaged");
+}
+
+// Reads tensor `name` of `g` into host memory after checking its shape.
+template <class T>
+std::vector<T> read_array(const io::H5Group& g, const std::string& where, const std::string& name,
+                          const std::vector<std::int64_t>& shape, const std::string& file,
+                          bool need_checksum) {
+  if (!g.has(name))
+    refuse(file, "tensor '" + where + name + "' is missing (the model expects " + shape_text(shape) +
+                     "); the file was written for a different surrogate configuration");
+  const auto got = g.shape(name);
+  if (got != shape)
+    refuse(file, "tensor '" + where + name + "' has shape " + shape_text(got) +
+                     " in the file but the deck's model expects " + shape_text(shape) +
+                     "; use a checkpoint written with the same surrogate.* sizes or change the deck");
+  return read_values<T>(g, where, name, file, need_checksum);
+}
+
+template <class T>
+void write_view(const io::H5Group& g, const std::string& name, const std::vector<std::int64_t>& shape,
                 const FlatView<T>& v) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  write_array(group, name, shape, h.data());
-}
-
-// Reads dataset `name` of `group` into host memory after checking its shape.
-template <class T>
-std::vector<T> read_array(hid_t group, const std::string& where, const std::string& name,
-                          const std::vector<std::int64_t>& shape, const std::string& file) {
-  if (H5Lexists(group, name.c_str(), H5P_DEFAULT) <= 0)
-    throw Error("surrogate checkpoint '" + file + "': tensor '" + where + name +
-                "' is missing (the model expects " + shape_text(shape) +
-                "); the file was written for a different surrogate configuration");
-  Handle d(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
-  Handle s(H5Dget_space(d), H5Sclose);
-  const int nd = H5Sget_simple_extent_ndims(s);
-  std::vector<hsize_t> dims(std::max(nd, 0));
-  H5Sget_simple_extent_dims(s, dims.data(), nullptr);
-  std::vector<std::int64_t> got(dims.begin(), dims.end());
-  if (got != shape)
-    throw Error("surrogate checkpoint '" + file + "': tensor '" + where + name + "' has shape " +
-                shape_text(got) + " in the file but the deck's model expects " + shape_text(shape) +
-                "; use a checkpoint written with the same surrogate.* sizes or change the deck");
-  std::int64_t n = 1;
-  for (auto e : shape) n *= e;
-  std::vector<T> v(n);
-  if (H5Dread(d, native<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw Error("surrogate checkpoint '" + file + "': cannot read tensor '" + where + name +
-                "'; the file is damaged");
-  verify_values(d, where, name, v, file);
-  return v;
+  g.write<T>(name, shape, h.data());
 }
 
 template <class T>
-void read_view(hid_t group, const std::string& where, const std::string& name,
-               const std::vector<std::int64_t>& shape, const FlatView<T>& v, const std::string& file) {
-  auto data = read_array<T>(group, where, name, shape, file);
+void read_view(const io::H5Group& g, const std::string& where, const std::string& name,
+               const std::vector<std::int64_t>& shape, const FlatView<T>& v, const std::string& file,
+               bool need_checksum) {
+  auto data = read_array<T>(g, where, name, shape, file, need_checksum);
   Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(data.data(), data.size());
   Kokkos::deep_copy(v, h);
 }
@@ -211,40 +165,40 @@ std::vector<std::pair<const char*, std::int64_t>> config_fields(const ModelConfi
 template <class T>
 void save_surrogate(const std::string& file, const SurrogateState<T>& state, bool create) {
   if (state.model == nullptr) throw Error("save_surrogate: no model given (internal)");
-  hid_t fid = create ? H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
-                     : H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (fid < 0)
-    throw Error("surrogate checkpoint: cannot " + std::string(create ? "create" : "open") + " '" + file +
-                "'; check that the directory exists and is writable");
-  Handle f(fid, H5Fclose);
-  Handle g(H5Gcreate2(f, "surrogate", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (g < 0)
-    throw Error("surrogate checkpoint '" + file + "': cannot create group /surrogate (already there?)");
+  // A new file is written under a temporary name and renamed durably once complete (a full
+  // disk or a crash leaves the previous file); io's errors name the file and the cause.
+  std::unique_ptr<io::PendingFile> out;
+  io::H5File f;
+  if (create) {
+    out = std::make_unique<io::PendingFile>(file);
+    f = io::H5File::create(*out);
+  } else {
+    f = io::H5File::open_rw(file, io::Verify::checksums_if_present);
+  }
+  if (f.has("surrogate")) refuse(file, "cannot create group /surrogate: the file has one already");
+  const io::H5Group g = f.create_group("surrogate");
   auto& model = *state.model;
-  write_attr_i64(g, "format_version", kFormatVersion);
-  for (const auto& [k, v] : config_fields(model.config())) write_attr_i64(g, k, v);
+  g.set("format_version", kFormatVersion);
+  for (const auto& [k, v] : config_fields(model.config())) g.set(k, v);
   if (state.defines != nullptr)
-    for (const auto& [k, v] : *state.defines) write_attr_i64(g, k.c_str(), v);
-  write_attr_str(g, "master_precision", std::is_same<T, double>::value ? "fp64" : "fp32");
-  write_attr_str(g, "description", model.config().describe());
+    for (const auto& [k, v] : *state.defines) g.set(k, v);
+  g.set("master_precision", std::is_same<T, double>::value ? "fp64" : "fp32");
+  g.set("description", model.config().describe());
   {
-    Handle w(H5Gcreate2(g, "weights", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    const io::H5Group w = g.create_group("weights");
     for (const auto& p : model.parameters()) write_view(w, p.name, p.shape, p.value);
   }
   {
-    Handle s(H5Gcreate2(g, "fp8", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    for (const auto& [name, sc] : model.scalings()) {
-      const auto& h = sc->history();
-      write_array<float>(s, name, {std::int64_t(h.size())}, h.data());
-    }
+    const io::H5Group s = g.create_group("fp8");
+    for (const auto& [name, sc] : model.scalings()) s.write<float>(name, sc->history());
   }
   if (state.trainer != nullptr) {
     auto& opt = state.trainer->optimizer();
-    write_attr_i64(g, "optimizer_step", opt.step_count());
-    write_attr_f64(g, "loss_scale", state.trainer->loss_scale());
-    write_attr_i64(g, "loss_scale_good_steps", state.trainer->good_steps());
-    Handle m(H5Gcreate2(g, "adam_m", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    Handle v(H5Gcreate2(g, "adam_v", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    g.set("optimizer_step", opt.step_count());
+    g.set("loss_scale", double(state.trainer->loss_scale()));
+    g.set("loss_scale_good_steps", std::int64_t(state.trainer->good_steps()));
+    const io::H5Group m = g.create_group("adam_m");
+    const io::H5Group v = g.create_group("adam_v");
     const auto& params = model.parameters();
     for (std::size_t k = 0; k < params.size(); ++k) {
       write_view(m, params[k].name, params[k].shape,
@@ -254,100 +208,88 @@ void save_surrogate(const std::string& file, const SurrogateState<T>& state, boo
     }
   }
   if (state.normalization != nullptr && !state.normalization->empty()) {
-    Handle n(H5Gcreate2(g, "normalization", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    const io::H5Group n = g.create_group("normalization");
     const auto& nz = *state.normalization;
-    write_array<double>(n, "in_mean", {std::int64_t(nz.in_mean.size())}, nz.in_mean.data());
-    write_array<double>(n, "in_std", {std::int64_t(nz.in_std.size())}, nz.in_std.data());
-    write_array<double>(n, "out_mean", {std::int64_t(nz.out_mean.size())}, nz.out_mean.data());
-    write_array<double>(n, "out_std", {std::int64_t(nz.out_std.size())}, nz.out_std.data());
+    n.write<double>("in_mean", nz.in_mean);
+    n.write<double>("in_std", nz.in_std);
+    n.write<double>("out_mean", nz.out_mean);
+    n.write<double>("out_std", nz.out_std);
   }
-  if (state.rng_state != nullptr) write_attr_str(g, "rng_state", *state.rng_state);
+  if (state.rng_state != nullptr) g.set("rng_state", *state.rng_state);
   if (state.provenance != nullptr) {
     const auto& pv = *state.provenance;
-    if (!pv.deck_hash.empty()) write_attr_str(g, "provenance_deck_hash", pv.deck_hash);
-    if (!pv.deck_file.empty()) write_attr_str(g, "provenance_deck_file", pv.deck_file);
-    if (pv.samples >= 0) write_attr_i64(g, "provenance_samples", pv.samples);
-    if (std::isfinite(pv.initial_loss)) write_attr_f64(g, "provenance_initial_loss", pv.initial_loss);
-    if (std::isfinite(pv.final_loss)) write_attr_f64(g, "provenance_final_loss", pv.final_loss);
+    if (!pv.deck_hash.empty()) g.set("provenance_deck_hash", pv.deck_hash);
+    if (!pv.deck_file.empty()) g.set("provenance_deck_file", pv.deck_file);
+    if (pv.samples >= 0) g.set("provenance_samples", pv.samples);
+    if (std::isfinite(pv.initial_loss)) g.set("provenance_initial_loss", pv.initial_loss);
+    if (std::isfinite(pv.final_loss)) g.set("provenance_final_loss", pv.final_loss);
   }
+  f.close();  // throws naming the file when the data could not be written
+  if (out) out->commit();
 }
 
 namespace {
 
-// The checks before any tensor is read: an HDF5 file with a /surrogate group of this format,
-// written for this configuration and definition. Returns the open file (the group is reopened).
-hid_t open_checked(const std::string& file, const ModelConfig& config,
-                   const std::vector<std::pair<std::string, std::int64_t>>* defines) {
-  hid_t fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (fid < 0)
-    throw Error("surrogate checkpoint: cannot open '" + file +
-                "' as HDF5; check the path (it must exist and be "
-                "a weights file mantissa wrote)");
-  Handle f(fid, H5Fclose);
-  if (H5Lexists(f, "surrogate", H5P_DEFAULT) <= 0)
+// The checks before any tensor is read: an HDF5 file with a /surrogate group of a format this
+// mantissa reads, written for this configuration and definition. The file is opened without
+// io's verification: every tensor is verified here (finite values, then the checksum).
+struct Opened {
+  io::H5File file;
+  io::H5Group group;
+  bool need_checksum = true;  // format version 3 on: every tensor has one
+};
+Opened open_checked(const std::string& file, const ModelConfig& config,
+                    const std::vector<std::pair<std::string, std::int64_t>>* defines) {
+  Opened o;
+  try {
+    o.file = io::H5File::open(file, io::Verify::none);
+  } catch (const io::FileError& e) {
+    throw Error("surrogate checkpoint: cannot open '" + file + "': " + e.what() +
+                " (it must exist and be a weights file mantissa wrote)");
+  }
+  if (!o.file.has("surrogate"))
     throw Error("surrogate checkpoint '" + file + "' has no /surrogate group; it holds no surrogate weights");
-  Handle g(H5Gopen2(f, "surrogate", H5P_DEFAULT), H5Gclose);
-  const auto version = read_attr_i64(g, "format_version", file);
-  if (version != kFormatVersion)
-    throw Error("surrogate checkpoint '" + file + "': format version " + std::to_string(version) +
-                ", this mantissa reads version " + std::to_string(kFormatVersion) +
-                (version < kFormatVersion
-                     ? " (older files do not record surrogate.steps_per_prediction); retrain the surrogate"
-                     : "; use the mantissa that wrote it"));
+  o.group = o.file.group("surrogate");
+  const io::H5Group& g = o.group;
+  const auto version = attr_int(g, "format_version", file);
+  if (version < kOldestReadable || version > kFormatVersion)
+    refuse(file,
+           "format version " + std::to_string(version) + ", this mantissa reads versions " +
+               std::to_string(kOldestReadable) + " to " + std::to_string(kFormatVersion) +
+               (version < kOldestReadable
+                    ? " (older files do not record surrogate.steps_per_prediction); retrain the surrogate"
+                    : "; use the mantissa that wrote it"));
+  o.need_checksum = version >= 3;
   for (const auto& [k, v] : config_fields(config)) {
-    const auto got = read_attr_i64(g, k, file);
+    const auto got = attr_int(g, k, file);
     if (got != v)
-      throw Error("surrogate checkpoint '" + file + "': surrogate." + k + " is " + std::to_string(got) +
-                  " in the file but " + std::to_string(v) +
-                  " in the deck; use the deck the weights were trained with");
+      refuse(file, std::string("surrogate.") + k + " is " + std::to_string(got) + " in the file but " +
+                       std::to_string(v) + " in the deck; use the deck the weights were trained with");
   }
   if (defines != nullptr)
     for (const auto& [k, v] : *defines) {
-      if (!has_attr(g, k.c_str()))
-        throw Error("surrogate checkpoint '" + file + "': surrogate." + k +
-                    " is not recorded in the file; it was written without it and cannot be checked "
-                    "against the deck's value " +
-                    std::to_string(v) + "; retrain the surrogate");
-      const auto got = read_attr_i64(g, k.c_str(), file);
+      if (!g.has_attribute(k))
+        refuse(file, "surrogate." + k +
+                         " is not recorded in the file; it was written without it and cannot be checked "
+                         "against the deck's value " +
+                         std::to_string(v) + "; retrain the surrogate");
+      const auto got = attr_int(g, k, file);
       if (got != v)
-        throw Error("surrogate checkpoint '" + file + "': surrogate." + k + " is " + std::to_string(got) +
-                    " in the file but " + std::to_string(v) +
-                    " in the deck; use the deck the weights were trained with");
+        refuse(file, "surrogate." + k + " is " + std::to_string(got) + " in the file but " +
+                         std::to_string(v) + " in the deck; use the deck the weights were trained with");
     }
-  f.id = -1;  // handed to the caller
-  return fid;
+  return o;
 }
 
-void verify_group(hid_t parent, const char* group, const std::string& file) {
-  if (H5Lexists(parent, group, H5P_DEFAULT) <= 0) return;
-  Handle g(H5Gopen2(parent, group, H5P_DEFAULT), H5Gclose);
-  H5G_info_t info{};
-  H5Gget_info(g, &info);
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    const ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    std::string name(static_cast<std::size_t>(std::max<ssize_t>(len, 0)), '\0');
-    H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
-    Handle d(H5Dopen2(g, name.c_str(), H5P_DEFAULT), H5Dclose);
-    if (d < 0)
-      throw Error("surrogate checkpoint '" + file + "': '" + group + "/" + name + "' is not a tensor");
-    Handle sp(H5Dget_space(d), H5Sclose);
-    const hssize_t n = H5Sget_simple_extent_npoints(sp);
-    Handle type(H5Dget_type(d), H5Tclose);
-    const bool is_double = H5Tget_size(type) == sizeof(double);
-    const std::string where = std::string(group) + "/";
-    if (is_double) {
-      std::vector<double> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
-      if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-        throw Error("surrogate checkpoint '" + file + "': cannot read tensor '" + where + name +
-                    "'; the file is damaged");
-      verify_values(d, where, name, v, file);
-    } else {
-      std::vector<float> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
-      if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-        throw Error("surrogate checkpoint '" + file + "': cannot read tensor '" + where + name +
-                    "'; the file is damaged");
-      verify_values(d, where, name, v, file);
-    }
+void verify_group(const io::H5Group& parent, const char* group, const std::string& file, bool need_checksum) {
+  if (!parent.has(group)) return;
+  const io::H5Group g = parent.group(group);
+  const std::string where = std::string(group) + "/";
+  for (const auto& name : g.names()) {
+    if (g.element_type(name) == "fp64")
+      (void)read_values<double>(g, where, name, file, need_checksum);
+    else
+      (void)read_values<float>(g, where, name, file, need_checksum);
   }
 }
 
@@ -355,33 +297,30 @@ void verify_group(hid_t parent, const char* group, const std::string& file) {
 
 void verify_surrogate_file(const std::string& file, const ModelConfig& config,
                            const std::vector<std::pair<std::string, std::int64_t>>& defines) {
-  Handle f(open_checked(file, config, &defines), H5Fclose);
-  Handle g(H5Gopen2(f, "surrogate", H5P_DEFAULT), H5Gclose);
-  if (H5Lexists(g, "weights", H5P_DEFAULT) <= 0)
-    throw Error("surrogate checkpoint '" + file + "' has no weights; it is damaged or foreign");
+  const Opened o = open_checked(file, config, &defines);
+  if (!o.group.has("weights")) refuse(file, "has no weights; it is damaged or foreign");
   for (const char* group : {"weights", "adam_m", "adam_v", "fp8", "normalization"})
-    verify_group(g, group, file);
+    verify_group(o.group, group, file, o.need_checksum);
 }
 
 template <class T>
 void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
   if (state.model == nullptr) throw Error("load_surrogate: no model given (internal)");
   auto& model = *state.model;
-  Handle f(open_checked(file, model.config(), state.defines), H5Fclose);
-  Handle g(H5Gopen2(f, "surrogate", H5P_DEFAULT), H5Gclose);
+  const Opened o = open_checked(file, model.config(), state.defines);
+  const io::H5Group& g = o.group;
+  const bool sum = o.need_checksum;
   {
-    Handle w(H5Gopen2(g, "weights", H5P_DEFAULT), H5Gclose);
-    for (const auto& p : model.parameters()) read_view(w, "weights/", p.name, p.shape, p.value, file);
+    if (!g.has("weights")) refuse(file, "has no weights; it is damaged or foreign");
+    const io::H5Group w = g.group("weights");
+    for (const auto& p : model.parameters()) read_view(w, "weights/", p.name, p.shape, p.value, file, sum);
   }
-  if (H5Lexists(g, "fp8", H5P_DEFAULT) > 0) {
-    Handle s(H5Gopen2(g, "fp8", H5P_DEFAULT), H5Gclose);
+  if (g.has("fp8")) {
+    const io::H5Group s = g.group("fp8");
     for (auto& [name, sc] : model.scalings()) {
-      if (H5Lexists(s, name.c_str(), H5P_DEFAULT) <= 0) continue;
-      Handle d(H5Dopen2(s, name.c_str(), H5P_DEFAULT), H5Dclose);
-      Handle sp(H5Dget_space(d), H5Sclose);
-      hsize_t n = 0;
-      H5Sget_simple_extent_dims(sp, &n, nullptr);
-      std::vector<float> h = read_array<float>(s, "fp8/", name, {std::int64_t(n)}, file);
+      if (!s.has(name)) continue;
+      const auto n = s.shape(name);
+      std::vector<float> h = read_array<float>(s, "fp8/", name, n, file, sum);
       // Replaying the history reproduces the scale exactly (update() is deterministic).
       const float max = name.find("scale_dy") != std::string::npos ? float(precision_traits<fp8_e5m2>::max())
                                                                    : float(precision_traits<fp8_e4m3>::max());
@@ -390,44 +329,43 @@ void load_surrogate(const std::string& file, const SurrogateState<T>& state) {
     }
   }
   if (state.trainer != nullptr) {
-    if (H5Lexists(g, "adam_m", H5P_DEFAULT) <= 0)
-      throw Error(
-          "surrogate checkpoint '" + file +
-          "' holds weights only (no optimizer state); it can be used for inference, not to resume training");
+    if (!g.has("adam_m"))
+      refuse(file,
+             "holds weights only (no optimizer state); it can be used for inference, not to resume training");
     auto& opt = state.trainer->optimizer();
-    opt.set_step_count(read_attr_i64(g, "optimizer_step", file));
-    state.trainer->set_loss_scale(read_attr_f64(g, "loss_scale", file),
-                                  int(read_attr_i64(g, "loss_scale_good_steps", file)));
-    Handle m(H5Gopen2(g, "adam_m", H5P_DEFAULT), H5Gclose);
-    Handle v(H5Gopen2(g, "adam_v", H5P_DEFAULT), H5Gclose);
+    opt.set_step_count(attr_int(g, "optimizer_step", file));
+    state.trainer->set_loss_scale(attr_real(g, "loss_scale", file),
+                                  int(attr_int(g, "loss_scale_good_steps", file)));
+    const io::H5Group m = g.group("adam_m");
+    const io::H5Group v = g.group("adam_v");
     const auto& params = model.parameters();
     for (std::size_t k = 0; k < params.size(); ++k) {
       read_view(m, "adam_m/", params[k].name, params[k].shape,
-                FlatView<T>(opt.first_moments()[k].data(), opt.first_moments()[k].size()), file);
+                FlatView<T>(opt.first_moments()[k].data(), opt.first_moments()[k].size()), file, sum);
       read_view(v, "adam_v/", params[k].name, params[k].shape,
-                FlatView<T>(opt.second_moments()[k].data(), opt.second_moments()[k].size()), file);
+                FlatView<T>(opt.second_moments()[k].data(), opt.second_moments()[k].size()), file, sum);
     }
   }
-  if (state.normalization != nullptr && H5Lexists(g, "normalization", H5P_DEFAULT) > 0) {
-    Handle n(H5Gopen2(g, "normalization", H5P_DEFAULT), H5Gclose);
+  if (state.normalization != nullptr && g.has("normalization")) {
+    const io::H5Group n = g.group("normalization");
     auto& nz = *state.normalization;
     const std::int64_t ci = model.config().in_channels, co = model.config().out_channels;
-    nz.in_mean = read_array<double>(n, "normalization/", "in_mean", {ci}, file);
-    nz.in_std = read_array<double>(n, "normalization/", "in_std", {ci}, file);
-    nz.out_mean = read_array<double>(n, "normalization/", "out_mean", {co}, file);
-    nz.out_std = read_array<double>(n, "normalization/", "out_std", {co}, file);
+    nz.in_mean = read_array<double>(n, "normalization/", "in_mean", {ci}, file, sum);
+    nz.in_std = read_array<double>(n, "normalization/", "in_std", {ci}, file, sum);
+    nz.out_mean = read_array<double>(n, "normalization/", "out_mean", {co}, file, sum);
+    nz.out_std = read_array<double>(n, "normalization/", "out_std", {co}, file, sum);
   }
-  if (state.rng_state != nullptr) *state.rng_state = read_attr_str(g, "rng_state");
+  if (state.rng_state != nullptr) *state.rng_state = attr_string(g, "rng_state");
   if (state.provenance != nullptr) {
     auto& pv = *state.provenance;
     pv = Provenance();
-    if (has_attr(g, "provenance_deck_hash")) pv.deck_hash = read_attr_str(g, "provenance_deck_hash");
-    if (has_attr(g, "provenance_deck_file")) pv.deck_file = read_attr_str(g, "provenance_deck_file");
-    if (has_attr(g, "provenance_samples")) pv.samples = read_attr_i64(g, "provenance_samples", file);
-    if (has_attr(g, "provenance_initial_loss"))
-      pv.initial_loss = read_attr_f64(g, "provenance_initial_loss", file);
-    if (has_attr(g, "provenance_final_loss")) pv.final_loss = read_attr_f64(g, "provenance_final_loss", file);
-    if (has_attr(g, "optimizer_step")) pv.steps_trained = read_attr_i64(g, "optimizer_step", file);
+    if (g.has_attribute("provenance_deck_hash")) pv.deck_hash = attr_string(g, "provenance_deck_hash");
+    if (g.has_attribute("provenance_deck_file")) pv.deck_file = attr_string(g, "provenance_deck_file");
+    if (g.has_attribute("provenance_samples")) pv.samples = attr_int(g, "provenance_samples", file);
+    if (g.has_attribute("provenance_initial_loss"))
+      pv.initial_loss = attr_real(g, "provenance_initial_loss", file);
+    if (g.has_attribute("provenance_final_loss")) pv.final_loss = attr_real(g, "provenance_final_loss", file);
+    if (g.has_attribute("optimizer_step")) pv.steps_trained = attr_int(g, "optimizer_step", file);
   }
 }
 

@@ -679,17 +679,26 @@ void scatter_training_state(const std::string& text, std::mt19937_64& gen, int& 
 void Surrogate::save(const std::string& file) const {
   const auto defines = model_definition(m_config);
   std::string state = gather_training_state(m_impl->gen, m_impl->steps_done, m_decomp.comm());
-  // Rank 0 writes, with every rank's generator state.
+  // Rank 0 writes, with every rank's generator state; a failure (a full disk: io names the file
+  // and the cause) is thrown on every rank, so that none waits for the others.
+  std::string err;
   if (m_decomp.rank() == 0) {
-    if (m_impl->master64)
-      save_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state,
-                                    &defines, &m_impl->provenance});
-    else
-      save_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state,
-                                   &defines, &m_impl->provenance});
+    try {
+      if (m_impl->master64)
+        save_surrogate<double>(file, {m_impl->model64.get(), m_impl->trainer64.get(), &m_impl->norm, &state,
+                                      &defines, &m_impl->provenance});
+      else
+        save_surrogate<float>(file, {m_impl->model32.get(), m_impl->trainer32.get(), &m_impl->norm, &state,
+                                     &defines, &m_impl->provenance});
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
   }
-  int ok = 1;
-  MPI_Bcast(&ok, 1, MPI_INT, 0, m_decomp.comm());
+  int n = static_cast<int>(err.size());
+  MPI_Bcast(&n, 1, MPI_INT, 0, m_decomp.comm());
+  err.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(err.data(), n, MPI_CHAR, 0, m_decomp.comm());
+  if (!err.empty()) throw Error(err);
 }
 
 void Surrogate::load(const std::string& file) {

@@ -54,6 +54,8 @@ class PendingFile;
 enum class Verify {
   checksums,             // every dataset read must carry mantissa_type and checksum (own files)
   checksums_if_present,  // check them where present (inputs written by other tools)
+  none,                  // neither: the caller verifies what it reads itself (surrogate weights:
+                         // finite values first, then the checksum, for the clearer message)
 };
 
 namespace detail {
@@ -149,6 +151,10 @@ class H5Group {
   std::vector<std::string> read_strings(const std::string& name) const;
   std::vector<std::int64_t> shape(const std::string& name) const;
   Attributes dataset_attributes(const std::string& name) const;
+  // The element type of a dataset as ScalarIo names it: its mantissa_type when mantissa wrote
+  // it, else what HDF5 stores ("fp64", "fp32" for IEEE floats, "int64", "int32", "uint8",
+  // "uint16", "uint64" for integers), "string", or "" for anything else.
+  std::string element_type(const std::string& name) const;
 
   // ------------------------------------------------------------------ distributed datasets
   // Collective: every rank holds `local.size() / row_length` consecutive rows (dimension 0)
