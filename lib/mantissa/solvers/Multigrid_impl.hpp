@@ -399,11 +399,11 @@ void Multigrid<M>::coarse_solve(Level& lv) {
           MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_SUM, lv.decomp->comm());
           detail::add_constant(space, lv.place, d.f.view(), -total / double(lv.grid.num_points()));
         }
-        const int half = std::max(1, m_options.coarse_sweeps / 2);
+        const int each = std::max(1, m_options.coarse_sweeps / 2);
         const Smoother keep = m_options.smoother;
         m_options.smoother = Smoother::rbgs;
-        smooth(lv, d, half, true, false);
-        smooth(lv, d, half, false, true);
+        smooth(lv, d, each, true, false);
+        smooth(lv, d, each, false, true);
         m_options.smoother = keep;
       },
       lv.data);
