@@ -162,6 +162,7 @@ def main(argv=None):
 
     # Trade-off: speed-up against error.
     fig, ax = plt.subplots(figsize=(7, 5))
+    points = []
     for v in variants:
         sp = v["speed"]["speedup_vs_reference"]
         err = v["accuracy"]["final_rel_l2"]
@@ -170,8 +171,20 @@ def main(argv=None):
         x = err if err > 0 else floor
         ax.scatter([x], [sp], s=40, marker={"reference": "s", "physics": "o", "surrogate": "^", "hybrid": "D"}
                    .get(v["kind"], "o"))
-        ax.annotate(v["name"], (x, sp), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        points.append((v["name"], x, sp))
     ax.set_xscale("log")
+    # Labels of points that lie close together (the surrogates: similar error, similar cost) are
+    # stacked upwards instead of printed over each other.
+    fig.canvas.draw()
+    placed = []
+    for name, x, sp in sorted(points, key=lambda p: p[2]):
+        px, py = ax.transData.transform((x, sp))
+        dy = 4.0
+        while any(abs(px - qx) < 90 and abs(py + dy - qy) < 12 for qx, qy in placed):
+            dy += 12.0
+        placed.append((px, py + dy))
+        ax.annotate(name, (x, sp), textcoords="offset pixels", xytext=(5, dy), fontsize=8,
+                    arrowprops=dict(arrowstyle="-", lw=0.4, color="0.5") if dy > 4.0 else None)
     ax.axvline(thr, color="r", lw=0.8, ls=":")
     ax.axhline(1.0, color="k", lw=0.5)
     ax.set_xlabel("final relative L2 error (reference plotted at 1e-17)")
