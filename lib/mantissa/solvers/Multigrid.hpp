@@ -61,6 +61,8 @@ class Multigrid {
     std::array<bool, 6> touches{};                // this rank owns cells next to the face
     std::array<bool, 3> odd{};                    // odd number of cells along the axis
     Precision precision = Precision::fp64;
+    // a 16-bit level, or below one: carries the coarse scale (set_coarse_scale)
+    bool scaled = false;
     AnyData data;
     // gathered levels: every rank's owned box of the level above, (offset, extent) x 3
     std::vector<std::array<std::int64_t, 6>> rank_boxes;
@@ -92,8 +94,17 @@ class Multigrid {
   template <class K>
   void store_solution(Field<K, MemorySpace>& z, double scale);
 
-  // One cycle on level 0 with the level's own f and x (tests and benches drive it).
-  void cycle(int l, Cycle type, bool zero_initial);
+  // One cycle on level l with the level's own f and x (tests and benches drive it).
+  // entry_done (level 0, zero_initial): level 0's x already holds the first red half-sweep
+  // from zero (detail::update_r_entry wrote it with f); the cycle goes on from there.
+  void cycle(int l, Cycle type, bool zero_initial, bool entry_done = false);
+  // Whether a cycle can start from detail::update_r_entry: level 0 stored in fp64 or fp32,
+  // red-black Gauss-Seidel pre-smoothing, and a coarser level to go to.
+  bool entry_fusable() const;
+  // The residual scale for 16-bit levels below a level that is not (so that they see values
+  // near 1 while level 0 takes the residual unscaled): the restriction into the first such
+  // level multiplies by it, the prolongation out of it divides. load_rhs resets it to 1.
+  void set_coarse_scale(double s) { m_coarse_scale = s; }
   // ||f - L x|| on level l (owned, reduced over the level's ranks).
   double residual_norm(int l);
 
@@ -103,7 +114,7 @@ class Multigrid {
   void fill_ghosts(Level& lv, LevelData<T>& d, Field<T, MemorySpace>& fld, bool full, bool restriction,
                    bool rows_mirror_x = false);
   template <class T>
-  void smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_initial, bool post);
+  void smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_initial, bool post, bool entry_done = false);
   void coarse_solve(Level& lv);
   void gather(Level& from, Level& to, bool from_residual);
   void scatter_add(Level& from, Level& to, bool add);
@@ -113,6 +124,7 @@ class Multigrid {
   Boundary m_bc;
   bool m_singular = false;
   int m_dim = 3;
+  double m_coarse_scale = 1.0;
   std::vector<std::unique_ptr<Level>> m_levels;
 
   void setup_level(Level& lv, const Decomposition& d, bool serial);

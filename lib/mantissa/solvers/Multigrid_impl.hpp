@@ -213,6 +213,19 @@ void Multigrid<M>::set_precisions(const std::vector<Precision>& per_level) {
         break;
     }
   }
+  bool below16 = false;
+  for (auto& lv : m_levels) {
+    below16 = below16 || lv->precision == Precision::bf16 || lv->precision == Precision::fp16;
+    lv->scaled = below16;
+  }
+}
+
+template <class M>
+bool Multigrid<M>::entry_fusable() const {
+  const Level& l0 = *m_levels.front();
+  return (l0.precision == Precision::fp64 || l0.precision == Precision::fp32) &&
+         m_options.smoother == Smoother::rbgs && m_options.pre_sweeps >= 1 && m_levels.size() > 1 &&
+         !l0.gather_next;
 }
 
 template <class M>
@@ -248,16 +261,21 @@ void Multigrid<M>::fill_ghosts(Level& lv, LevelData<T>& d, Field<T, M>& fld, boo
     for (int side = 0; side < 2; ++side) {
       const auto f = std::size_t(2 * a + side);
       if (lv.mirror[f] == 0 || !lv.touches[f]) continue;
-      const int sign = (restriction && side == 1 && lv.odd[std::size_t(a)]) ? 0 : lv.mirror[f];
+      // Only the restriction over an odd axis reads a second layer outside a physical face (the
+      // high side's missing child 2I + 1 and its neighbour 2I + 2, both zero); the stencils and
+      // the prolongation read one, so the other fills write one layer (half the face work).
+      const bool odd_high = restriction && side == 1 && lv.odd[std::size_t(a)];
+      const int sign = odd_high ? 0 : lv.mirror[f];
       const std::int64_t first = lv.place.ghost[std::size_t(a)];
       const std::int64_t last = first + lv.place.extent[std::size_t(a)] - 1;
-      detail::mirror_face(space, fld.view(), a, side == 1, ghost_width, first, last, sign);
+      detail::mirror_face(space, fld.view(), a, side == 1, odd_high ? ghost_width : 1, first, last, sign);
     }
 }
 
 template <class M>
 template <class T>
-void Multigrid<M>::smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_initial, bool post) {
+void Multigrid<M>::smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_initial, bool post,
+                          bool entry_done) {
   using C = detail::compute_t<T>;
   const execution_space space;
   const auto s = level_stencil<C>(lv, m_dim);
@@ -295,11 +313,14 @@ void Multigrid<M>::smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_init
       break;
     }
     case Smoother::rbgs: {
-      if (zero_initial) Kokkos::deep_copy(d.x.view(), T(0.0f));
+      // entry_done: x holds the first red half-sweep from zero already (pre-smoothing, first = 0)
+      if (zero_initial && !entry_done) Kokkos::deep_copy(d.x.view(), T(0.0f));
       const int first = (post && m_options.symmetric) ? 1 : 0;
       for (int it = 0; it < sweeps; ++it) {
-        fill_ghosts(lv, d, d.x, false, false, true);
-        detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), first);
+        if (it > 0 || !entry_done) {
+          fill_ghosts(lv, d, d.x, false, false, true);
+          detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), first);
+        }
         fill_ghosts(lv, d, d.x, false, false, true);
         detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 1 - first);
       }
@@ -309,7 +330,7 @@ void Multigrid<M>::smooth(Level& lv, LevelData<T>& d, int sweeps, bool zero_init
 }
 
 template <class M>
-void Multigrid<M>::cycle(int l, Cycle type, bool zero_initial) {
+void Multigrid<M>::cycle(int l, Cycle type, bool zero_initial, bool entry_done) {
   Level& lv = *m_levels[std::size_t(l)];
   if (l + 1 == num_levels()) {
     if (!zero_initial && lv.cholesky.empty()) {
@@ -330,17 +351,19 @@ void Multigrid<M>::cycle(int l, Cycle type, bool zero_initial) {
       [&](auto& d) {
         using T = typename std::decay_t<decltype(d.x)>::value_type;
         using C = detail::compute_t<T>;
-        smooth(lv, d, m_options.pre_sweeps, zero_initial, false);
+        smooth(lv, d, m_options.pre_sweeps, zero_initial, false, entry_done && zero_initial);
         if (m_options.pre_sweeps == 0 && zero_initial) Kokkos::deep_copy(d.x.view(), T(0.0f));
         fill_ghosts(lv, d, d.x, false, false, true);
         detail::residual(space, lv.place, level_stencil<C>(lv, m_dim), d.x.view(), d.f.view(), d.r.view());
         fill_ghosts(lv, d, d.r, true, true);
       },
       lv.data);
+  // the first 16-bit level below a wider one takes the coarse scale here and gives it back below
+  const double cs = (nx.scaled && !lv.scaled) ? m_coarse_scale : 1.0;
   std::visit(
       [&](auto& df, auto& dc) {
-        detail::restrict_full_weighting(space, lv.place, nx.place, m_dim, nx.hmin2 / lv.hmin2, df.r.view(),
-                                        dc.f.view());
+        detail::restrict_full_weighting(space, lv.place, nx.place, m_dim, nx.hmin2 / lv.hmin2 * cs,
+                                        df.r.view(), dc.f.view());
       },
       lv.data, nx.data);
   cycle(l + 1, type, true);
@@ -348,7 +371,7 @@ void Multigrid<M>::cycle(int l, Cycle type, bool zero_initial) {
   std::visit([&](auto& dc) { fill_ghosts(nx, dc, dc.x, true, false); }, nx.data);
   std::visit(
       [&](auto& df, auto& dc) {
-        detail::prolong_add(space, lv.place, nx.place, m_dim, dc.x.view(), df.x.view());
+        detail::prolong_add(space, lv.place, nx.place, m_dim, dc.x.view(), df.x.view(), 1.0 / cs);
       },
       lv.data, nx.data);
   std::visit([&](auto& d) { smooth(lv, d, m_options.post_sweeps, false, true); }, lv.data);
@@ -563,6 +586,7 @@ template <class M>
 template <class K>
 void Multigrid<M>::load_rhs(const Field<K, M>& r, double scale) {
   Level& l0 = *m_levels.front();
+  m_coarse_scale = 1.0;
   const auto pr = detail::placement_of(r);
   std::visit([&](auto& d) { detail::convert(execution_space(), pr, r.view(), l0.place, d.f.view(), scale); },
              l0.data);

@@ -107,17 +107,29 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   if (rn <= target) return 0;
   // z = M^-1 r stays in the multigrid's level-0 solution; the dots and the new direction read
   // it there (detail::precond_dots_from / update_p_from), z is never stored.
+  // With a level 0 in fp64 or fp32 and red-black smoothing, each r update also loads level 0
+  // (detail::update_r_entry: f = r unscaled and the first red half-sweep from zero), so the
+  // cycle starts from there; 16-bit levels below get 1 / max|r| where they begin.
+  const bool fused = std::is_same<K, double>::value && m_mg->entry_fusable();
+  bool entry_loaded = false;
   double zscale = 1.0;
   auto precondition = [&](double rmax, double& zr, double& zap, double& m) {
     const double scale = rmax > 0 ? 1.0 / rmax : 1.0;
-    zscale = 1.0 / scale;
-    m_mg->load_rhs(w.r, scale);
-    m_mg->cycle(0, m_mg->options().cycle, true);
+    if (entry_loaded) {
+      zscale = 1.0;
+      m_mg->set_coarse_scale(scale);
+      m_mg->cycle(0, m_mg->options().cycle, true, true);
+    } else {
+      zscale = 1.0 / scale;
+      m_mg->load_rhs(w.r, scale);
+      m_mg->cycle(0, m_mg->options().cycle, true);
+    }
+    entry_loaded = false;
     auto& l0 = m_mg->level(0);
     detail::Sums<5> d = std::visit(
         [&](auto& ld) {
           return detail::precond_dots_from(space, m_place, l0.place, ld.x.view(), zscale, w.r.view(),
-                                           w.ap.view());
+                                           w.ap.view(), singular);
         },
         l0.data);
     MPI_Allreduce(MPI_IN_PLACE, d.v, 5, MPI_DOUBLE, MPI_SUM, comm);
@@ -163,7 +175,24 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     double pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
     MPI_Allreduce(MPI_IN_PLACE, &pap, 1, MPI_DOUBLE, MPI_SUM, comm);
     const double alpha = rz / pap;
-    nm = allreduce_nm(detail::update_r(space, m_place, alpha, w.r.view(), w.ap.view()));
+    if (fused) {
+      auto& l0 = m_mg->level(0);
+      std::visit(
+          [&](auto& ld) {
+            using T = typename std::decay_t<decltype(ld.x)>::value_type;
+            if constexpr (std::is_same<T, double>::value || std::is_same<T, float>::value) {
+              nm = allreduce_nm(detail::update_r_entry(
+                  space, m_place, alpha, w.r.view(), w.ap.view(), l0.place,
+                  level_stencil<detail::compute_t<T>>(l0, m_dim), ld.f.view(), ld.x.view()));
+              entry_loaded = true;
+            } else {
+              nm = allreduce_nm(detail::update_r(space, m_place, alpha, w.r.view(), w.ap.view()));
+            }
+          },
+          l0.data);
+    } else {
+      nm = allreduce_nm(detail::update_r(space, m_place, alpha, w.r.view(), w.ap.view()));
+    }
     pending = alpha;
     rn = std::sqrt(nm.sum2);
     stats.history.push_back(rn * history_scale);

@@ -350,8 +350,9 @@ void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int6
 // x_f += P x_c (see detail::prolong_add), vectorised over the fine row.
 template <class Exec, class TC, class TF, class M>
 void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const std::int64_t co[3], bool is3d,
-             const View3<TC, M>& xc, const View3<TF, M>& xf) {
+             const View3<TC, M>& xc, const View3<TF, M>& xf, double scale) {
   using C = pair_compute_t<TC, TF>;
+  const C ps = C(scale);
   const std::int64_t x0 = fb.lo[0], n = fb.hi[0] - fb.lo[0];
   const std::int64_t fo0 = fo[0], fo1 = fo[1], fo2 = fo[2], co0 = co[0], co1 = co[1], co2 = co[2];
   const TC* const cp = xc.data();
@@ -403,11 +404,11 @@ void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const s
           for (std::int64_t i = 0; i < n; ++i) {
             const C p0 = a * t0[i] + bw * t1[i];
             const C p1 = a * t2[i] + bw * t3[i];
-            out[i] = old[i] + (a * p0 + bw * p1);
+            out[i] = old[i] + ps * (a * p0 + bw * p1);
           }
         } else {
           MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) out[i] = old[i] + (a * t0[i] + bw * t1[i]);
+          for (std::int64_t i = 0; i < n; ++i) out[i] = old[i] + ps * (a * t0[i] + bw * t1[i]);
         }
         encode<TF>(out, fp + o, n);
       });

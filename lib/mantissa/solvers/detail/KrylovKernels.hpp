@@ -261,6 +261,89 @@ NormMax update_r(const Exec& space, const Placement& pl, double alpha, const Vie
   return nm;
 }
 
+// The CG's r update fused with the multigrid's entry (one pass instead of four: the r update,
+// the conversion of r into level 0's right-hand side, the zeroing of level 0's x, and the first
+// red half-sweep of the pre-smoothing): r -= a Ap with the norms of the new r (as update_r),
+// f0 = T(r) unscaled (level 0 is fp64 or fp32 here; 16-bit levels below get the residual scale
+// where they start, Multigrid::set_coarse_scale), and x0 = the red half-sweep from a zero guess
+// (red: global index sum even; x = 0 + (f - D 0 + 0) / D_cell, rbgs's arithmetic with every
+// neighbour 0), black cells 0. x0's ghosts are left: every later read of them follows a fill.
+// s: level 0's stencil (storage of f0, x0 at placement px).
+template <class Exec, class K, class T, class M>
+NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& r,
+                       const View3<K, M>& ap, const Placement& px, const Stencil<compute_t<T>>& s,
+                       const View3<T, M>& f0, const View3<T, M>& x0) {
+  using C = compute_t<T>;
+  static_assert(std::is_same<T, double>::value || std::is_same<T, float>::value,
+                "update_r_entry: level 0 must be fp64 or fp32 (16-bit levels take the scaled load_rhs)");
+  NormMax nm;
+  const K a = K(alpha);
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
+  // global index = storage index of r + gshift
+  const std::int64_t gshift =
+      (pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2]);
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    K* const rp = r.data();
+    const K* const app = ap.data();
+    T* const fp = f0.data();
+    T* const xp = x0.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::update_entry", space, bx, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
+          const std::int64_t o = host::at(r, k, j, i0);
+          const std::int64_t ox = host::at(x0, k + dz, j + dy, i0 + dx);
+          K* KOKKOS_RESTRICT rr = rp + o;
+          const K* KOKKOS_RESTRICT ar = app + o;
+          T* KOKKOS_RESTRICT fr = fp + ox;
+          T* KOKKOS_RESTRICT xr = xp + ox;
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) rr[i] = rr[i] - a * ar[i];
+          host::norms_of_row(rr, n, acc);
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
+          // the row's diagonal away from the x faces (as host::rbgs), the x faces after
+          const std::int64_t g1 = j + dy + s.shift[1], g2 = k + dz + s.shift[2];
+          C dr = s.diag;
+          dr -= C(0) + C(0);
+          dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
+          if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
+          const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+          const C d = s.diag;
+          const std::int64_t red = ((i0 + j + k + gshift) % 2 + 2) % 2;  // i = red (mod 2) is red
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) {
+            const C res = (C(fr[i]) - d * C(0)) + C(0);
+            xr[i] = (i & 1) == red ? T(C(0) + res * inv) : T(0.0f);
+          }
+          for (std::int64_t i : {std::int64_t(0), n - 1}) {
+            const std::int64_t g0 = i0 + dx + i + s.shift[0];
+            if ((i & 1) != red || (g0 != 0 && g0 != s.last[0])) continue;
+            const C res = (C(fr[i]) - d * C(0)) + C(0);
+            xr[i] = T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i0 + dx + i));
+          }
+        },
+        nm);
+    return nm;
+  }
+  reduce_cells(
+      "mantissa::solvers::Krylov::update_entry", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, NormMax& acc) {
+        const K t = r(k, j, i) - a * ap(k, j, i);
+        r(k, j, i) = t;
+        acc.add(double(t));
+        const T fv = T(C(t));
+        f0(k + dz, j + dy, i + dx) = fv;
+        const bool is_red = ((i + j + k + gshift) % 2 + 2) % 2 == 0;
+        const C res = (C(fv) - s.diag * C(0)) + C(0);
+        x0(k + dz, j + dy, i + dx) = is_red ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+      },
+      nm);
+  return nm;
+}
+
 // x += a p (the deferred half of a CG step when no direction update follows).
 template <class Exec, class K, class M>
 void add_direction(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
@@ -346,10 +429,12 @@ struct ZFrom {
   KOKKOS_INLINE_FUNCTION K operator()(const T v) const { return K(zs * C(v)); }
 };
 
-// (z, r), (z, Ap), sum z, sum r, sum Ap with z from x0.
+// (z, r), (z, Ap), sum z, sum r, sum Ap with z from x0. The three sums serve only the mean
+// projection of a singular problem: without `sums` they stay 0 (the host loop then carries two
+// accumulators, not five; the two dots are the same bits either way).
 template <class Exec, class T, class K, class M>
 Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
-                          double zscale, const View3<K, M>& r, const View3<K, M>& ap) {
+                          double zscale, const View3<K, M>& r, const View3<K, M>& ap, bool sums = true) {
   using C = pair_compute_t<T, K>;
   const ZFrom<T, K> zf{C(zscale)};
   const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
@@ -371,6 +456,24 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
           double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
                  s4[host::lanes] = {};
           std::int64_t i = 0;
+          if (!sums) {
+            for (; i + host::lanes <= n; i += host::lanes)
+              for (int l = 0; l < host::lanes; ++l) {
+                const double zv = double(K(zf.zs * xr[i + l]));
+                s0[l] += zv * double(rr[i + l]);
+                s1[l] += zv * double(ar[i + l]);
+              }
+            for (; i < n; ++i) {
+              const double zv = double(K(zf.zs * xr[i]));
+              s0[0] += zv * double(rr[i]);
+              s1[0] += zv * double(ar[i]);
+            }
+            for (int l = 0; l < host::lanes; ++l) {
+              acc.v[0] += s0[l];
+              acc.v[1] += s1[l];
+            }
+            return;
+          }
           for (; i + host::lanes <= n; i += host::lanes)
             for (int l = 0; l < host::lanes; ++l) {
               const double zv = double(K(zf.zs * xr[i + l])), rv = double(rr[i + l]), av = double(ar[i + l]);

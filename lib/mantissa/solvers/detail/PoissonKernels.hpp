@@ -370,11 +370,13 @@ void restrict_full_weighting(const Exec& space, const Placement& fine, const Pla
       });
 }
 
-// x_f += P x_c (trilinear, cell-centred). Needs x_c's ghosts (one layer) filled.
+// x_f += scale P x_c (trilinear, cell-centred). Needs x_c's ghosts (one layer) filled. scale
+// undoes a residual scale the coarse level carries (1: the same bits as without it).
 template <class Exec, class TC, class TF, class M>
 void prolong_add(const Exec& space, const Placement& fine, const Placement& coarse, int dim,
-                 const View3<TC, M>& xc, const View3<TF, M>& xf) {
+                 const View3<TC, M>& xc, const View3<TF, M>& xf, double scale = 1.0) {
   using C = pair_compute_t<TC, TF>;
+  const C ps = C(scale);
   // global fine g = s - gf + of; coarse global G = g >> 1; coarse storage = G - oc + gc
   const std::int64_t fo0 = fine.offset[0] - fine.ghost[0], fo1 = fine.offset[1] - fine.ghost[1],
                      fo2 = fine.offset[2] - fine.ghost[2];
@@ -383,7 +385,7 @@ void prolong_add(const Exec& space, const Placement& fine, const Placement& coar
   const bool is3d = dim == 3;
   if constexpr (host::is_host<Exec>()) {
     const std::int64_t fo[3] = {fo0, fo1, fo2}, co[3] = {co0, co1, co2};
-    host::prolong(space, fine.owned(), fo, co, is3d, xc, xf);
+    host::prolong(space, fine.owned(), fo, co, is3d, xc, xf, scale);
     return;
   }
   for_each_cell(
@@ -406,7 +408,7 @@ void prolong_add(const Exec& space, const Placement& fine, const Placement& coar
           v = a * (a * C(xc(k, cj, ci)) + b * C(xc(k, cj, ci + di))) +
               b * (a * C(xc(k, cj + dj, ci)) + b * C(xc(k, cj + dj, ci + di)));
         }
-        xf(k, j, i) = TF(C(xf(k, j, i)) + v);
+        xf(k, j, i) = TF(C(xf(k, j, i)) + ps * v);
       });
 }
 
