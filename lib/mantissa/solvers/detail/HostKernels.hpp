@@ -303,7 +303,9 @@ void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>&
       });
 }
 
-// Full weighting (see detail::restrict_full_weighting), vectorised over the coarse row.
+// Full weighting (see detail::restrict_full_weighting): the 16 fine rows of a coarse row are
+// first summed with their (y, z) weights along the fine row (contiguous, vectorised), then the
+// sum is filtered along x once (1 3 3 1 at stride 2), in the order the device form adds.
 template <class Exec, class TF, class TC, class M>
 void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int64_t base1, std::int64_t base2,
                  bool is3d, double scale, const View3<TF, M>& rf, const View3<TC, M>& fc) {
@@ -314,35 +316,32 @@ void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int6
   TC* const cp = fc.data();
   for_rows(
       "mantissa::solvers::Multigrid::restrict", space, cb.lo[2], cb.hi[2], cb.lo[1], cb.hi[1],
-      [=] { return Rows<C, 6>(2 * n + 4); },
-      [=](std::int64_t k, std::int64_t j, Rows<C, 6>& rows) {
+      [=] { return Rows<C, 3>(2 * n + 4); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 3>& rows) {
         const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
         const std::int64_t fi = 2 * x0 + base0 - 1, fj = 2 * j + base1 - 1;
         const std::int64_t fk = is3d ? 2 * k + base2 - 1 : k;
-        C* KOKKOS_RESTRICT acc = rows.scratch(4);
-        C* KOKKOS_RESTRICT row = rows.scratch(5);
-        for (std::int64_t m = 0; m < n; ++m) acc[m] = C(0);
+        const std::int64_t len = 2 * n + 2;  // fine cells 2I-1 .. 2I+2 of the row's coarse cells
+        C* KOKKOS_RESTRICT col = rows.scratch(1);
+        for (std::int64_t e = 0; e < len; ++e) col[e] = C(0);
         const int planes = is3d ? 4 : 1;
         for (int c = 0; c < planes; ++c)
           for (int bb = 0; bb < 4; ++bb) {
-            // fine cells 2I-1 .. 2I+2 of coarse cell I = x0 + m sit at q + 2 m + a
-            const C* KOKKOS_RESTRICT q = rows.get(0, rp + at(rf, fk + c, fj + bb, fi), 2 * n + 2);
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t m = 0; m < n; ++m) {
-              C t = C(0);
-              t += w[0] * q[2 * m];
-              t += w[1] * q[2 * m + 1];
-              t += w[2] * q[2 * m + 2];
-              t += w[3] * q[2 * m + 3];
-              row[m] = t;
-            }
+            const C* KOKKOS_RESTRICT q = rows.get(0, rp + at(rf, fk + c, fj + bb, fi), len);
             const C wcb = is3d ? w[c] * w[bb] : w[bb];
             MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t m = 0; m < n; ++m) acc[m] += wcb * row[m];
+            for (std::int64_t e = 0; e < len; ++e) col[e] += wcb * q[e];
           }
-        C* KOKKOS_RESTRICT out = rows.scratch(1);
+        C* KOKKOS_RESTRICT out = rows.scratch(2);
         MANTISSA_SOLVERS_IVDEP
-        for (std::int64_t m = 0; m < n; ++m) out[m] = sc * acc[m];
+        for (std::int64_t m = 0; m < n; ++m) {
+          C t = C(0);
+          t += w[0] * col[2 * m];
+          t += w[1] * col[2 * m + 1];
+          t += w[2] * col[2 * m + 2];
+          t += w[3] * col[2 * m + 3];
+          out[m] = sc * t;
+        }
         encode<TC>(out, cp + at(fc, k, j, x0), n);
       });
 }

@@ -348,23 +348,17 @@ void restrict_full_weighting(const Exec& space, const Placement& fine, const Pla
   for_each_cell(
       "mantissa::solvers::Multigrid::restrict", space, coarse.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        // per fine column a: the (y, z)-weighted sum of its 16 (2D: 4) cells, then x's weights
         const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
         const std::int64_t fi = 2 * i + base0 - 1, fj = 2 * j + base1 - 1;
+        const std::int64_t fk = is3d ? 2 * k + base2 - 1 : k;
+        const int planes = is3d ? 4 : 1;
         C acc = C(0);
-        if (is3d) {
-          const std::int64_t fk = 2 * k + base2 - 1;
-          for (int c = 0; c < 4; ++c)
-            for (int b = 0; b < 4; ++b) {
-              C row = C(0);
-              for (int a = 0; a < 4; ++a) row += w[a] * C(rf(fk + c, fj + b, fi + a));
-              acc += w[c] * w[b] * row;
-            }
-        } else {
-          for (int b = 0; b < 4; ++b) {
-            C row = C(0);
-            for (int a = 0; a < 4; ++a) row += w[a] * C(rf(k, fj + b, fi + a));
-            acc += w[b] * row;
-          }
+        for (int a = 0; a < 4; ++a) {
+          C col = C(0);
+          for (int c = 0; c < planes; ++c)
+            for (int b = 0; b < 4; ++b) col += (is3d ? w[c] * w[b] : w[b]) * C(rf(fk + c, fj + b, fi + a));
+          acc += w[a] * col;
         }
         fc(k, j, i) = TC(sc * acc);
       });
