@@ -16,7 +16,7 @@
 //
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-pfmg-alone] [--no-kernels]
 //   [--no-breakdown]
-//                          [--only "fp64;fp32"]
+//                          [--only "fp64;fp32;fp64@2;fp32@2"]   (@2: V(2,2) instead of V(1,1))
 #include <mantissa/solvers/PoissonSolver.hpp>
 
 #include <mpi.h>
@@ -376,10 +376,22 @@ int main(int argc, char** argv) {
     std::vector<std::vector<double>> times(variants.size()), cpu_times(variants.size());
     for (const std::string& prec : variants) {
       SolverOptions opt;
-      // "fp32/refinement": the same inner precision through iterative refinement
-      const std::size_t slash = prec.find('/');
-      opt.multigrid.precisions = parse_level_precisions(prec.substr(0, slash));
-      if (slash != std::string::npos) opt.outer = parse_outer(prec.substr(slash + 1));
+      // "fp32/refinement": the same inner precision through iterative refinement; "fp32@2":
+      // V(2,2) (pre and post sweeps), for comparing cycles within one run
+      const std::size_t at = prec.find('@');
+      const std::string base = prec.substr(0, at);
+      if (at != std::string::npos) {
+        const int sweeps = std::atoi(prec.c_str() + at + 1);
+        if (sweeps < 1) {
+          if (g_rank == 0)
+            std::fprintf(stderr, "bench: '%s': the sweeps after @ must be >= 1\n", prec.c_str());
+          MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        opt.multigrid.pre_sweeps = opt.multigrid.post_sweeps = sweeps;
+      }
+      const std::size_t slash = base.find('/');
+      opt.multigrid.precisions = parse_level_precisions(base.substr(0, slash));
+      if (slash != std::string::npos) opt.outer = parse_outer(base.substr(slash + 1));
       Row row;
       row.name = std::string("mantissa ") + prec;
       auto t0 = Clock::now();
