@@ -125,6 +125,15 @@ struct StepSolves {
   int fallbacks = 0;               // inner-precision fallbacks (all steps so far)
 };
 
+// One projection of a velocity written from outside (FlowSolver::project_velocity).
+struct Projection {
+  double divergence_before = 0.0;  // L2 norm of div u with the walls' boundary values imposed
+  double divergence_after = 0.0;   // the same after the projection
+  int iterations = 0;              // multigrid cycles of its pressure solve
+  double residual = 0.0;           // its final relative residual
+  bool projected = false;          // false: divergence-free to rounding already, left alone
+};
+
 template <class Storage, class Compute = Storage>
 class FlowSolver {
  public:
@@ -163,6 +172,12 @@ class FlowSolver {
   // After u(), v() or phi() were written from outside (a restored state): halo and boundary
   // values of the velocity, and the step and time.
   void restore(std::int64_t step, double time);
+  // The step's projection P applied to the velocity as it is (written from outside, e.g. a
+  // surrogate's prediction; restore() first): the walls' boundary values (a wall face's normal
+  // component is 0), then -lap phi = -div u solved from phi = 0 into a potential of its own (the
+  // stage potentials, the next step's initial guesses, are left alone), u -= grad phi. Collective.
+  // last_solves() then holds this solve. Step and time are unchanged.
+  Projection project_velocity();
 
   FlowDiagnostics diagnostics() const;
   const StepSolves& last_solves() const { return m_solves; }
@@ -178,6 +193,8 @@ class FlowSolver {
   template <int A>
   void momentum3(const field_type& base, field_type& stage, double alpha);
   void project(int stage);
+  void project_into(Field<double>& phi, int stage);
+  double divergence_scale() const;
   double divergence_rhs(const field_type& u, const field_type& v, const field_type& w);
   void correct3(const Field<double>& phi);
   FlowDiagnostics diagnostics3() const;
@@ -200,6 +217,7 @@ class FlowSolver {
   field_type m_u, m_v, m_un, m_vn, m_wu, m_wv;
   field_type m_w, m_wn, m_ww;
   std::array<Field<double>, 2> m_phi;
+  Field<double> m_phi_extra;  // project_velocity()'s potential, allocated on its first call
   Field<double> m_rhs;
   std::unique_ptr<HaloExchange<Storage>> m_halo;     // u, v (, w), with corners
   std::unique_ptr<HaloExchange<double>> m_halo_phi;  // phi

@@ -249,9 +249,13 @@ double FlowSolver<S, C>::divergence_rhs(const field_type& uf, const field_type& 
 // P w: solve -lap phi = -div w, w -= grad phi, boundary values of w.
 template <class S, class C>
 void FlowSolver<S, C>::project(int stage) {
+  project_into(m_phi[std::size_t(stage)], stage);
+}
+
+template <class S, class C>
+void FlowSolver<S, C>::project_into(Field<double>& phi, int stage) {
   fill_velocity(m_wu, m_wv, m_ww);
   m_solves.divergence_before = divergence_rhs(m_wu, m_wv, m_ww);
-  auto& phi = m_phi[std::size_t(stage)];
   const auto st = m_poisson->solve(m_rhs, phi);
   m_solves.iterations += st.iterations;
   m_solves.max_residual = std::max(m_solves.max_residual, st.relative_residual);
@@ -375,14 +379,7 @@ void FlowSolver<S, C>::initialize() {
   // relative tolerance would only stall; so are the 3D vortex and the ABC flow, whose
   // components are constant along their own axis or cancel face by face).
   const double div = divergence_rhs(m_u, m_v, m_w);
-  double area = double(g.n[0]) * m_h[0] * double(g.n[1]) * m_h[1];
-  double hmin = std::min(m_h[0], m_h[1]);
-  if (m_dim == 3) {
-    area *= double(g.n[2]) * m_h[2];
-    hmin = std::min(hmin, m_h[2]);
-  }
-  const double scale = velocity_scale(m_config) / hmin * std::sqrt(area);
-  if (div > 1e-12 * scale) {
+  if (div > 1e-12 * divergence_scale()) {
     Kokkos::deep_copy(m_wu.view(), m_u.view());
     Kokkos::deep_copy(m_wv.view(), m_v.view());
     if (m_dim == 3) Kokkos::deep_copy(m_ww.view(), m_w.view());
@@ -393,6 +390,49 @@ void FlowSolver<S, C>::initialize() {
     Kokkos::deep_copy(m_phi[0].view(), 0.0);
     m_solves = StepSolves{};
   }
+}
+
+// The divergence L2 norm of a velocity of the deck's scale varying on the grid's finest spacing
+// over the whole domain: U / h_min sqrt(|domain|).
+template <class S, class C>
+double FlowSolver<S, C>::divergence_scale() const {
+  const Grid& g = m_decomp.grid();
+  double area = double(g.n[0]) * m_h[0] * double(g.n[1]) * m_h[1];
+  double hmin = std::min(m_h[0], m_h[1]);
+  if (m_dim == 3) {
+    area *= double(g.n[2]) * m_h[2];
+    hmin = std::min(hmin, m_h[2]);
+  }
+  return velocity_scale(m_config) / hmin * std::sqrt(area);
+}
+
+template <class S, class C>
+Projection FlowSolver<S, C>::project_velocity() {
+  if (m_phi_extra.view().size() == 0)
+    m_phi_extra = Field<double>("mantissa::cfd::FlowSolver::phi_projection", m_decomp, 1);
+  m_solves.iterations = 0;
+  m_solves.max_residual = 0.0;
+  Projection out;
+  fill_velocity(m_u, m_v, m_w);
+  out.divergence_before = divergence_rhs(m_u, m_v, m_w);
+  out.divergence_after = out.divergence_before;
+  // As initialize(): a field divergence-free to rounding already is left alone (a solve of a
+  // rounding-level right-hand side to a relative tolerance would only stall).
+  if (out.divergence_before > 1e-12 * divergence_scale()) {
+    Kokkos::deep_copy(m_wu.view(), m_u.view());
+    Kokkos::deep_copy(m_wv.view(), m_v.view());
+    if (m_dim == 3) Kokkos::deep_copy(m_ww.view(), m_w.view());
+    Kokkos::deep_copy(m_phi_extra.view(), 0.0);
+    project_into(m_phi_extra, 0);
+    std::swap(m_u, m_wu);
+    std::swap(m_v, m_wv);
+    std::swap(m_w, m_ww);
+    out.divergence_after = divergence_rhs(m_u, m_v, m_w);
+    out.projected = true;
+  }
+  out.iterations = m_solves.iterations;
+  out.residual = m_solves.max_residual;
+  return out;
 }
 
 template <class S, class C>
