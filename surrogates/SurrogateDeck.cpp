@@ -6,9 +6,12 @@ void register_schema(Schema& s) {
   s.section("surrogate",
             "The transformer surrogate: model sizes, training (AdamW, schedule, mixed precision). Which "
             "precisions it rolls out in is campaign.surrogate.rollout.");
-  s.integer("surrogate.in_channels", "input fields (seismic: p^n, p^{n-1}, velocity)", 3, 1, 64);
-  s.integer("surrogate.out_channels", "predicted fields: their change over K steps (seismic: p^n, p^{n-1})",
-            2, 1, 64);
+  s.integer("surrogate.in_channels",
+            "input fields (seismic: p^n, p^{n-1}, velocity; cfd: u, v in 2D, u, v, w in 3D)", 3, 1, 64);
+  s.integer(
+      "surrogate.out_channels",
+      "predicted fields: their change over K steps (seismic: p^n, p^{n-1}; cfd: the velocity components)", 2,
+      1, 64);
   s.integer("surrogate.patch",
             "patch edge in cells (a patch is patch^dim cells); must divide every subdomain", 4, 1, 64);
   s.integer("surrogate.embed",

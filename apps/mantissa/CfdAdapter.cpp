@@ -127,6 +127,30 @@ class CfdModel final : public workflow::PhysicsModel {
     m_solver.restore(step, time);
   }
 
+  // A surrogate's prediction: the flow's own pressure projection (FlowSolver::project_velocity,
+  // the step's P with the deck's cfd.solver) makes its velocity divergence-free; the stage
+  // potentials are left as the state has them.
+  workflow::Constraint constrain(workflow::State& st, std::int64_t step, double time) override {
+    set_state(st, step, time);
+    const cfd::Projection pr = m_solver.project_velocity();
+    const std::string base = "mantissa::app::CfdModel::";
+    st[0].field = to_fp64(m_solver.u(), m_decomp, base + "u");
+    st[1].field = to_fp64(m_solver.v(), m_decomp, base + "v");
+    if (m_solver.dim() == 3) st[2].field = to_fp64(m_solver.w(), m_decomp, base + "w");
+    fence("mantissa::app::CfdModel::constrain");
+    workflow::Constraint c;
+    c.name = "projection";
+    c.measure = "divergence";
+    c.what =
+        "every prediction is projected to a divergence-free velocity by the flow's own pressure projection "
+        "(the walls' normal velocity set to 0, -lap phi = -div u solved to cfd.solver.tolerance, u -= grad "
+        "phi) "
+        "before it is used as a state";
+    c.before = pr.divergence_before;
+    c.after = pr.divergence_after;
+    return c;
+  }
+
   workflow::Diagnostics diagnostics() const override {
     const auto d = m_solver.diagnostics();
     const auto& s = m_solver.last_solves();
@@ -233,23 +257,42 @@ class CfdReport final : public workflow::ReportSection {
       j.field("divergence_max", max_of(r, "divergence"));
       j.field("solver_iterations_per_step", mean_after_first(r, "solver_iterations"));
       j.field("solver_residual_max", max_of(r, "solver_residual"));
+      // surrogate rollouts and the hybrid: every prediction projected (CfdModel::constrain)
+      const double pb = r.metric("divergence_before_projection_max");
+      if (!std::isnan(pb)) {
+        j.key("projection").begin_object();
+        j.field("projected", true);
+        j.field("divergence_before_max", pb);
+        j.field("divergence_before_mean", r.metric("divergence_before_projection_mean"));
+        j.field("divergence_after_max", r.metric("divergence_after_projection_max"));
+        j.field("predictions", r.metric("projections"));
+        j.end_object();
+      }
       j.end_object();
     }
     j.end_object();
   }
   std::vector<std::string> table_columns() const override {
-    return {"multigrid", "KE (final)", "enstrophy (final)", "max div L2", "MG cycles/step"};
+    return {"multigrid",  "KE (final)",     "enstrophy (final)",
+            "max div L2", "MG cycles/step", "div L2 predicted (max)"};
   }
   std::vector<std::string> table_cells(const workflow::VariantResult& r) const override {
-    return {solver_of(r), num(last(r, "kinetic_energy")), num(last(r, "enstrophy")),
-            num(max_of(r, "divergence")), num(mean_after_first(r, "solver_iterations"))};
+    return {solver_of(r),
+            num(last(r, "kinetic_energy")),
+            num(last(r, "enstrophy")),
+            num(max_of(r, "divergence")),
+            num(mean_after_first(r, "solver_iterations")),
+            num(r.metric("divergence_before_projection_max"))};
   }
   std::string md_legend() const override {
     return "multigrid: the pressure solve's inner precision (role solver; the outer iteration is fp64 to "
            "cfd.solver.tolerance); KE, enstrophy: at the last sample; max div L2: largest L2 norm of the "
            "velocity's divergence over the samples; MG cycles/step: multigrid cycles of both RK2 stages, "
-           "mean "
-           "over the samples after step 0; ";
+           "mean over the samples after step 0 (a rollout's sample after a prediction: the cycles of its "
+           "projection); div L2 predicted (max): surrogate rollouts and the hybrid only, the largest "
+           "L2 norm of the divergence of a prediction before the flow's pressure projection made it "
+           "divergence-free "
+           "(every prediction is projected before it is used as a state; max div L2 is after it); ";
   }
 };
 
@@ -274,6 +317,11 @@ workflow::PrecisionTable cfd_precisions() {
            set(P::fp32, P::fp32, P::bf16)}};
 }
 
+std::vector<std::string> cfd_surrogate_channels(const Deck& deck) {
+  if (grid_from_deck(deck).dim == 3) return {"u", "v", "w"};
+  return {"u", "v"};
+}
+
 double cfd_bytes_per_point(const Deck& deck, Precision storage) {
   const cfd::Config c = cfd::config_from_deck(deck);
   try {
@@ -290,9 +338,11 @@ double cfd_bytes_per_point(const Deck& deck, Precision storage) {
   // hierarchy, in fp64 for the fp64 reference (the largest model: a mixed-precision
   // variant's fp32 CG work fields, 24 B, are less than what its fp32 or 16-bit levels save).
   // 3D: nine velocity fields (u, v, w three times) and 8/7 of the finest level's points over
-  // the 3D hierarchy.
-  if (grid_from_deck(deck).dim == 3) return 9.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 8.0 / 7.0;
-  return 6.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 4.0 / 3.0;
+  // the 3D hierarchy. A surrogate rollout's model adds the projection's own potential (fp64).
+  const double projection = deck.get_bool("campaign.surrogate.enabled") ? 8.0 : 0.0;
+  if (grid_from_deck(deck).dim == 3)
+    return 9.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 8.0 / 7.0 + projection;
+  return 6.0 * s + 3.0 * 8.0 + 6.0 * 8.0 + 4.0 * 8.0 * 4.0 / 3.0 + projection;
 }
 
 std::unique_ptr<workflow::PhysicsModel> make_cfd_model(const workflow::ModelContext& ctx,

@@ -17,17 +17,27 @@ namespace mantissa::app {
 
 namespace {
 
-// The transformer learns the change of (p^n, p^{n-1}) over K solver steps from
-// (p^n, p^{n-1}, velocity) (surrogates/ModelConfig.hpp); a prediction adds that change.
+// The transformer learns the change of the physics' state channels (SurrogateChannels: the first
+// fields of its state, seismic (p^n, p^{n-1}), a flow (u, v[, w])) over K solver steps from those
+// channels and the static inputs (seismic: the velocity; surrogates/ModelConfig.hpp); a prediction
+// adds that change to the channels and leaves the state's other fields as they are.
 class TransformerSurrogate final : public workflow::SurrogateModel {
  public:
   TransformerSurrogate(const surrogates::SurrogateConfig& cfg, const Decomposition& decomp,
-                       Field<double> velocity, int train_steps)
-      : m_decomp(decomp), m_s(cfg, decomp), m_velocity(std::move(velocity)), m_train_steps(train_steps) {
-    if (cfg.model.in_channels != 3 || cfg.model.out_channels != 2)
+                       SurrogateChannels channels, int train_steps)
+      : m_decomp(decomp), m_s(cfg, decomp), m_ch(std::move(channels)), m_train_steps(train_steps) {
+    const int n = int(m_ch.state.size()), ns = int(m_ch.statics.size());
+    if (cfg.model.in_channels != n + ns || cfg.model.out_channels != n)
+      throw Error("surrogate.model: the " + m_ch.physics + " campaign feeds " + std::to_string(n + ns) +
+                  " input channels (" + m_ch.describe() + ") and predicts " + std::to_string(n) +
+                  " (their change); set surrogate.in_channels: " + std::to_string(n + ns) +
+                  " and surrogate.out_channels: " + std::to_string(n));
+    if (cfg.extrapolation == surrogates::TimeExtrapolation::linear && !m_ch.time_levels)
       throw Error(
-          "surrogate.model: the seismic campaign feeds 3 input channels (p^n, p^{n-1}, velocity) and "
-          "predicts 2 (their change); set in_channels: 3 and out_channels: 2");
+          "surrogate.extrapolation: linear extrapolates from input channels 0 and 1 as one field one "
+          "solver step apart; the " +
+          m_ch.physics + " state channels (" + m_ch.describe() +
+          ") are not; set surrogate.extrapolation: none");
   }
 
   std::string describe() const override {
@@ -37,15 +47,33 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   }
   int stride() const override { return m_s.config().steps_per_prediction; }
 
+  // The state's first fields must be the channels, by name, in order.
+  void check_state(const workflow::State& s) const {
+    if (s.size() < m_ch.state.size())
+      throw Error("transformer surrogate: the " + m_ch.physics + " state has " + std::to_string(s.size()) +
+                  " fields, fewer than its " + std::to_string(m_ch.state.size()) + " channels (" +
+                  m_ch.describe() + ")");
+    for (std::size_t i = 0; i < m_ch.state.size(); ++i)
+      if (s[i].name != m_ch.state[i])
+        throw Error("transformer surrogate: state field " + std::to_string(i) + " is '" + s[i].name +
+                    "', expected the channel '" + m_ch.state[i] + "'");
+  }
+
   void add_sample(const workflow::State& s) override {
-    if (s.size() < 2) throw Error("transformer surrogate: the physics state has fewer than 2 fields");
-    if (m_has_prev) {
-      Field<double> d0 = difference(s[0].field, m_prev0), d1 = difference(s[1].field, m_prev1);
-      m_s.add_sample({&m_prev0, &m_prev1, &m_velocity}, {&d0, &d1});
+    check_state(s);
+    const std::size_t n = m_ch.state.size();
+    if (!m_prev.empty()) {
+      std::vector<Field<double>> d;
+      d.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) d.push_back(difference(s[i].field, m_prev[i]));
+      std::vector<const Field<double>*> in, out;
+      for (const auto& f : m_prev) in.push_back(&f);
+      for (const auto& f : m_ch.statics) in.push_back(&f.field);
+      for (const auto& f : d) out.push_back(&f);
+      m_s.add_sample(in, out);
     }
-    m_prev0 = s[0].field;
-    m_prev1 = s[1].field;
-    m_has_prev = true;
+    m_prev.clear();
+    for (std::size_t i = 0; i < n; ++i) m_prev.push_back(s[i].field);
   }
 
   workflow::TrainStats train(const std::function<bool()>& stop) override {
@@ -58,9 +86,7 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     out.initial_loss = st.loss.empty() ? 0.0 : st.loss.front();
     out.final_loss = st.loss.empty() ? 0.0 : st.loss.back();
     if (st.stopped) return out;
-    m_prev0 = Field<double>();
-    m_prev1 = Field<double>();
-    m_has_prev = false;
+    m_prev.clear();
     return out;
   }
 
@@ -72,12 +98,20 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
   }
 
   void predict(workflow::State& s, int k) override {
+    check_state(s);
+    const std::size_t n = m_ch.state.size();
     for (int i = 0; i < k; ++i) {
-      Field<double> o0("mantissa::app::Transformer::dp", m_decomp, s[0].field.ghost(0));
-      Field<double> o1("mantissa::app::Transformer::dp_old", m_decomp, s[1].field.ghost(0));
-      m_s.predict({&s[0].field, &s[1].field, &m_velocity}, {&o0, &o1}, m_prec);
-      add_owned(s[0].field, o0);
-      add_owned(s[1].field, o1);
+      std::vector<Field<double>> d;
+      d.reserve(n);
+      for (std::size_t c = 0; c < n; ++c)
+        d.emplace_back("mantissa::app::Transformer::change_" + m_ch.state[c], m_decomp, s[c].field.ghost(0));
+      std::vector<const Field<double>*> in;
+      std::vector<Field<double>*> out;
+      for (std::size_t c = 0; c < n; ++c) in.push_back(&s[c].field);
+      for (const auto& f : m_ch.statics) in.push_back(&f.field);
+      for (auto& f : d) out.push_back(&f);
+      m_s.predict(in, out, m_prec);
+      for (std::size_t c = 0; c < n; ++c) add_owned(s[c].field, d[c]);
     }
     fence("mantissa::app::Transformer::predict");
   }
@@ -142,7 +176,7 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     m_s.set_provenance(p);
   }
 
-  workflow::State static_inputs() const override { return {{"velocity", m_velocity}}; }
+  workflow::State static_inputs() const override { return m_ch.statics; }
 
   void save(const std::string& path) const override { m_s.save(path + ".h5"); }
   void load(const std::string& path) override { m_s.load(path + ".h5"); }
@@ -171,10 +205,9 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
  private:
   const Decomposition& m_decomp;
   surrogates::Surrogate m_s;
-  Field<double> m_velocity;
+  SurrogateChannels m_ch;
   int m_train_steps;
-  Field<double> m_prev0, m_prev1;
-  bool m_has_prev = false;
+  std::vector<Field<double>> m_prev;  // the last sample's channels (empty: none yet)
   Precision m_prec = Precision::fp32;
   double m_gemm_peak = 0.0;
   std::string m_gemm_what;
@@ -182,10 +215,17 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
 
 }  // namespace
 
+std::string SurrogateChannels::describe() const {
+  std::string out;
+  for (const auto& n : state) out += (out.empty() ? "" : ", ") + n;
+  for (const auto& f : statics) out += (out.empty() ? "" : ", ") + f.name + " (static)";
+  return out;
+}
+
 std::unique_ptr<workflow::SurrogateModel> make_transformer(const surrogates::SurrogateConfig& cfg,
                                                            const Decomposition& decomp,
-                                                           Field<double> velocity, int train_steps) {
-  return std::make_unique<TransformerSurrogate>(cfg, decomp, std::move(velocity), train_steps);
+                                                           SurrogateChannels channels, int train_steps) {
+  return std::make_unique<TransformerSurrogate>(cfg, decomp, std::move(channels), train_steps);
 }
 
 }  // namespace mantissa::app

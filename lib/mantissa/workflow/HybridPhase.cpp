@@ -46,6 +46,8 @@ void HybridPhase::after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsM
   physics.step(stride);
   const auto d_phys = physics.diagnostics();
   const auto p_phys = to_host(physics.state()[0].field, "mantissa::workflow::HybridPhase::probe");
+  // the indicator's prediction is made admissible as every prediction is (RolloutPhase)
+  (void)physics.constrain(probe, step + stride, double(step + stride) * dt);
   physics.set_state(probe, step + stride, double(step + stride) * dt);
   const auto d = physics.diagnostics();
   const auto p_sur = to_host(probe[0].field, "mantissa::workflow::HybridPhase::probe");

@@ -61,6 +61,17 @@ struct Probes {
   std::string length_unit = "m", time_unit = "s";
 };
 
+// What PhysicsModel::constrain did to a state that did not come from the physics' own stepping
+// (a surrogate's prediction). `what` empty: the physics has no constraint and left the state alone.
+// Otherwise `name` names the operation ("projection") and `measure` the constraint's violation
+// ("divergence": its L2 norm) before and after it, and `what` says it in words for the report.
+struct Constraint {
+  std::string name, measure, what;
+  double before = std::numeric_limits<double>::quiet_NaN();
+  double after = std::numeric_limits<double>::quiet_NaN();
+  bool applied() const { return !what.empty(); }
+};
+
 // Work per step for the speed numbers; 0 means "not counted" and the report says so.
 struct StepCost {
   double cell_updates = 0.0;  // global points advanced per step
@@ -96,6 +107,13 @@ class PhysicsModel {
   virtual void set_state(const State& state, std::int64_t step, double time) = 0;
 
   virtual Diagnostics diagnostics() const = 0;
+
+  // Makes a state from outside the physics' own stepping (a surrogate's prediction, of state()'s
+  // layout) one the physics can continue from, in place, before set_state() takes it: an
+  // incompressible flow projects the velocity onto divergence-free fields with its own pressure
+  // projection. The physics may hold the state afterwards (set_state() then follows with `step`,
+  // `time`). Collective. Default: no constraint; the state is left alone.
+  virtual Constraint constrain(State& /*state*/, std::int64_t /*step*/, double /*time*/) { return {}; }
 
   // Probes: where they are, and the primary field's value at each now, the same vector on every
   // rank. A physics without probes returns empty ones.

@@ -150,6 +150,11 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
     // hand-over), so every sample, probe row and checkpoint is taken as in the rest.
     cur.phase_state[k_physics_left] = start;
   }
+  // The physics' constraint on the predictions (PhysicsModel::constrain: a flow's projection to a
+  // divergence-free velocity): its measure before and after, over the predictions of this phase.
+  Constraint constraint;
+  std::int64_t constrained = 0;
+  double before_max = 0.0, before_sum = 0.0, after_max = 0.0;
   ctx.energy_meter().start();
   const double dt = physics->dt();
   std::int64_t step = cur.step;
@@ -198,6 +203,19 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
       r.time.inference += sw.stop();
       ++r.surrogate_steps;
       step += stride;
+      {
+        // Part of what a prediction costs: its time is the surrogate's (inference).
+        PhaseTimer sc("campaign::constrain");
+        const Constraint c = physics->constrain(s, step, double(step) * dt);
+        r.time.inference += sc.stop();
+        if (c.applied()) {
+          if (constrained == 0) constraint = c;
+          ++constrained;
+          before_max = std::fmax(before_max, c.before);
+          before_sum += c.before;
+          after_max = std::fmax(after_max, c.after);
+        }
+      }
       PhaseTimer sa("campaign::set_state");
       physics->set_state(s, step, double(step) * dt);
       r.time.analysis += sa.stop();
@@ -215,6 +233,16 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
       ctx.write_checkpoint(&now, double(step) * dt);
       r.time.io += io.stop();
     }
+  }
+  if (constrained > 0) {
+    const std::string m = constraint.measure, n = constraint.name;
+    r.set_metric(m + "_before_" + n + "_max", before_max);
+    r.set_metric(m + "_before_" + n + "_mean", before_sum / double(constrained));
+    r.set_metric(m + "_after_" + n + "_max", after_max);
+    r.set_metric(n + "s", double(constrained), true);
+    r.description += "; " + constraint.what + " (" + m + " L2 norm before it at most " + fmt_g(before_max) +
+                     ", after it at most " + fmt_g(after_max) + ", over " + std::to_string(constrained) +
+                     " predictions)";
   }
   const double joules = ctx.energy_meter().joules();
   if (joules >= 0.0) r.energy_joules = std::fmax(r.energy_joules, 0.0) + joules;

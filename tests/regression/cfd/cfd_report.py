@@ -2,8 +2,10 @@
 check_taylor_green_3d.py, which add what their own flow must show (the tolerances and their
 reasons are in those scripts' docstrings).
 
-The decks run four variants: the fp64 reference, fp32 storage, and two mixed-precision pressure
-solves (multigrid fp32, progressive bf16) to the same fp64 residual.
+check_surrogate.py (inputs/cfd_cavity_surrogate.yaml) uses Checks, load and check_surrogate only.
+
+The precision decks run four variants: the fp64 reference, fp32 storage, and two mixed-precision
+pressure solves (multigrid fp32, progressive bf16) to the same fp64 residual.
 """
 import json
 import math
@@ -90,3 +92,65 @@ def check_mixed_energy(rep, md, check):
     for name in MIXED:
         check(abs(cfd[name]["kinetic_energy_final"] - ke) <= 1e-6 * ke, f"{name}: kinetic energy off the reference")
     check("multigrid" in md and "MG cycles/step" in md, "report.md has the cfd columns")
+
+
+# The rollouts of inputs/cfd_cavity_surrogate.yaml: variant -> (window, predictions from the
+# hand-over: (end - start) / K with K = 4; None: the hybrid, whose count the report gives).
+ROLLOUTS = {
+    "surrogate-fp64": ("in-sample", 85),
+    "surrogate-fp32": ("in-sample", 85),
+    "surrogate-fp64-heldout": ("held-out", 40),
+    "surrogate-fp32-heldout": ("held-out", 40),
+    "hybrid-fp32": ("whole run", None),
+}
+
+
+def check_surrogate(rep, md, check):
+    """The surrogate on the flow: every rollout finished, projected every prediction (the
+    projection's divergence before and after in campaign.cfd.<variant>.projection, its words in
+    the description and report.md), its kinetic energy and enstrophy beside the reference's,
+    and its scores beside the three baselines (check_surrogate.py has the bounds' reasons)."""
+    check(rep["campaign"]["physics"] == "cfd", "physics cfd")
+    var = {v["name"]: v for v in rep["variants"]}
+    cfd = rep["campaign"].get("cfd", {})
+    ref = cfd.get("reference")
+    check(ref is not None and var.get("reference", {}).get("status") == "ok", "the reference finished")
+    tr = rep["surrogate"]["training"]
+    check(tr["mode"] == "online" and tr["samples"] == 85, f"training on 85 pairs: {tr['mode']}, {tr['samples']}")
+    check(rep["surrogate"]["evaluation"]["heldout_steps"] == [440, 600], "held-out window 440-600")
+    check("div L2 predicted (max)" in md, "report.md has the predicted-divergence column")
+    for name, (window, predictions) in ROLLOUTS.items():
+        v = var.get(name)
+        c = cfd.get(name)
+        check(v is not None and c is not None, f"variant {name} in the report")
+        if v is None or c is None:
+            continue
+        check(v["status"] == "ok", f"{name}: status {v['status']}")
+        n = v["speed"]["surrogate_steps"] if predictions is None else predictions
+        check(v["speed"]["surrogate_steps"] == n and n > 0, f"{name}: {v['speed']['surrogate_steps']} predictions")
+        check("projected to a divergence-free velocity" in v["description"], f"{name}: the description says so")
+        check(f"{name}: " in md and "projected to a divergence-free velocity" in md, f"{name}: report.md says so")
+        p = c.get("projection")
+        check(p is not None and p.get("projected") is True, f"{name}: campaign.cfd.{name}.projection")
+        if p is None:
+            continue
+        check(p["predictions"] == n, f"{name}: {p['predictions']} projections for {n} predictions")
+        b, a = p["divergence_before_max"], p["divergence_after_max"]
+        check(0.0 < p["divergence_before_mean"] <= b, f"{name}: divergence before {p['divergence_before_mean']}, {b}")
+        # the solve's 1e-10 relative residual bounds the remainder; 1e-6 of the largest is slack
+        # for a prediction with a smaller divergence than the largest
+        check(a <= 1e-9 and a <= 1e-6 * b, f"{name}: divergence after projection {a} (before {b})")
+        check(c["divergence_max"] <= 1e-9, f"{name}: divergence at the samples {c['divergence_max']}")
+        for k in ("kinetic_energy_final", "enstrophy_final"):
+            check(math.isfinite(c[k]) and c[k] > 0.0, f"{name}: {k} = {c[k]}")
+        r = v.get("rollout")
+        check(r is not None and r["window"] == window, f"{name}: window {r and r['window']}, expected {window}")
+        if r is None or r.get("end") is None:
+            continue
+        end = r["end"]
+        for k in ("surrogate", "zero", "persistence", "linear"):
+            check(isinstance(end.get(k), (int, float)) and math.isfinite(end[k]), f"{name}: end.{k} = {end.get(k)}")
+        # the zero field's error against a flow that moves is exactly 1
+        check(abs(end["zero"] - 1.0) < 1e-12, f"{name}: zero field {end['zero']}")
+        if predictions is not None:
+            check(r.get("mean_13_30") is not None, f"{name}: mean over predictions 13-30")
