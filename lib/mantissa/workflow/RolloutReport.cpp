@@ -1,6 +1,7 @@
 #include <mantissa/workflow/RolloutReport.hpp>
 #include <mantissa/workflow/StepTimer.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -38,16 +39,24 @@ void row_json(json::Writer& w, const char* key, const BaselineRow& b) {
   w.end_object();
 }
 
+// Which baselines the surrogate beats and which beat it, every one named (on a slowly changing
+// flow linear extrapolation can beat a surrogate that beats the other two).
 std::string verdict(const std::vector<std::string>& beaten_by) {
-  bool zero = false, persistence = false;
-  for (const auto& b : beaten_by) {
-    zero = zero || b == "zero";
-    persistence = persistence || b == "persistence";
+  const std::pair<const char*, const char*> names[] = {
+      {"zero", "zero field"}, {"persistence", "persistence"}, {"linear", "linear extrapolation"}};
+  std::vector<std::string> won, lost;
+  for (const auto& n : names) {
+    const bool beaten = std::find(beaten_by.begin(), beaten_by.end(), n.first) != beaten_by.end();
+    (beaten ? lost : won).push_back(n.second);
   }
-  if (zero && persistence) return "**loses to zero field and persistence**";
-  if (zero) return "**loses to the zero field**";
-  if (persistence) return "**loses to persistence**";
-  return "beats zero field and persistence";
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string o;
+    for (std::size_t i = 0; i < v.size(); ++i) o += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+    return o;
+  };
+  if (lost.empty()) return "beats all three baselines";
+  if (won.empty()) return "**loses to " + join(lost) + "**";
+  return "beats " + join(won) + "; **loses to " + join(lost) + "**";
 }
 
 }  // namespace
