@@ -67,12 +67,15 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
       d.reserve(n);
       for (std::size_t i = 0; i < n; ++i) d.push_back(difference(s[i].field, m_prev[i]));
       std::vector<const Field<double>*> in, out;
+      in.reserve(m_prev.size() + m_ch.statics.size());
+      out.reserve(d.size());
       for (const auto& f : m_prev) in.push_back(&f);
       for (const auto& f : m_ch.statics) in.push_back(&f.field);
       for (const auto& f : d) out.push_back(&f);
       m_s.add_sample(in, out);
     }
     m_prev.clear();
+    m_prev.reserve(n);
     for (std::size_t i = 0; i < n; ++i) m_prev.push_back(s[i].field);
   }
 
@@ -107,6 +110,8 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
         d.emplace_back("mantissa::app::Transformer::change_" + m_ch.state[c], m_decomp, s[c].field.ghost(0));
       std::vector<const Field<double>*> in;
       std::vector<Field<double>*> out;
+      in.reserve(n + m_ch.statics.size());
+      out.reserve(n);
       for (std::size_t c = 0; c < n; ++c) in.push_back(&s[c].field);
       for (const auto& f : m_ch.statics) in.push_back(&f.field);
       for (auto& f : d) out.push_back(&f);
