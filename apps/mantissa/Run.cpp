@@ -55,8 +55,12 @@ bool stopped_in_startup(int rank) {
 
 }  // namespace
 
+// The process's start (static initialization, before main() and MPI_Init): run.wall_time_limit
+// counts from here, as a batch system's limit counts from the job's start.
+const auto g_process_start = std::chrono::steady_clock::now();
+
 int run_command(const Deck& deck, const RunOptions& opts) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = g_process_start;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (opts.resume && opts.overwrite)

@@ -148,6 +148,9 @@ Campaign::Outcome Campaign::run() {
     auto& sur = m_ctx->surrogate();
     if (m_resumed && m_ctx->training().done) sur.load(m_ctx->trained_path());
   }
+  // run.wall_time_limit forecasts a checkpoint's write from the ones before; before the first
+  // of this process (a fresh run) from one small durable write timed now.
+  if (m_cfg.wall_time_limit > 0.0) m_ctx->probe_write_cost();
   StopSignals signals;
   const std::size_t first = cur.phase;
   for (std::size_t p = first; p < m_phases.size(); ++p) {
@@ -203,7 +206,10 @@ Campaign::Outcome Campaign::run() {
       cur.phase_state.clear();
     }
     const bool was_done = ph.done(*m_ctx);
+    m_ctx->mark_phase_boundary();  // its set-up, up to its first poll
     const bool done = was_done || ph.run(*m_ctx, resumed_here);
+    m_ctx->mark_phase_boundary();  // its end work, up to the next phase's first poll
+    if (done && !was_done) m_ctx->note_progress();
     if (!done) {
       m_ctx->log("stopped in phase '" + ph.name() + "' at step " + std::to_string(cur.step) + " (" +
                  m_ctx->stop_reason() + "); checkpoint written; continue with `mantissa run DECK --resume`");

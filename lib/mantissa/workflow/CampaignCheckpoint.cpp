@@ -152,7 +152,9 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
   // (attributes must agree on every rank: the largest rank's).
   double longest = ctx.longest_checkpoint();
   MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, ctx.comm());
-  a.set("campaign.longest_checkpoint_s", longest);
+  double longest_bytes = ctx.longest_checkpoint_bytes();
+  MPI_Allreduce(MPI_IN_PLACE, &longest_bytes, 1, MPI_DOUBLE, MPI_MAX, ctx.comm());
+  a.set("campaign.longest_checkpoint_s", longest).set("campaign.longest_checkpoint_bytes", longest_bytes);
   std::vector<std::string> keys;
   for (const auto& kv : cur.phase_state) {
     keys.push_back(kv.first);
@@ -281,7 +283,31 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
     ctx.log("checkpoint " + path + " written (after the last phase)");
 }
 
+namespace {
+std::string cost_file(const PhaseContext& ctx) {
+  return ctx.run_dir() + "/.checkpoint-write-cost";
+}
+}  // namespace
+
+void CampaignCheckpoint::record_cost(PhaseContext& ctx, double seconds, double bytes) {
+  if (ctx.rank() != 0) return;
+  std::ofstream out(cost_file(ctx), std::ios::trunc);
+  out.precision(17);
+  out << seconds << " " << bytes << "\n";
+}
+
 void CampaignCheckpoint::read(PhaseContext& ctx) {
+  {
+    // The newest write's cost (record_cost), rank 0's for every rank.
+    double cost[2] = {0.0, 0.0};
+    if (ctx.rank() == 0) {
+      std::ifstream in(cost_file(ctx));
+      if (!(in >> cost[0] >> cost[1]) || !(cost[0] >= 0.0 && cost[0] < 1e9) || !(cost[1] >= 0.0))
+        cost[0] = cost[1] = 0.0;
+    }
+    MPI_Bcast(cost, 2, MPI_DOUBLE, 0, ctx.comm());
+    ctx.carry_longest_checkpoint(cost[0], cost[1]);
+  }
   const std::string dir = directory(ctx);
   const auto steps = io::list_checkpoint_steps(dir, k_prefix);
   if (steps.empty()) {
@@ -423,7 +449,9 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
   for (const auto& k : split_lines(a.get_string("campaign.phase_state")))
     cur.phase_state[k] = a.get_int("campaign.phase_state." + k);
   if (a.has("campaign.longest_checkpoint_s"))
-    ctx.carry_longest_checkpoint(a.get_real("campaign.longest_checkpoint_s"));
+    ctx.carry_longest_checkpoint(
+        a.get_real("campaign.longest_checkpoint_s"),
+        a.has("campaign.longest_checkpoint_bytes") ? a.get_real("campaign.longest_checkpoint_bytes") : 0.0);
   m_source = file;
   m_surrogate_files = std::move(surrogate_files);
 }

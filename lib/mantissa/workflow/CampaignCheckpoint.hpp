@@ -22,6 +22,9 @@ class CampaignCheckpoint final : public Checkpointer {
   void write(PhaseContext& ctx, const State* state, double time) override;
   // Fills `state` with the state read() restored (once).
   double load_state(PhaseContext& ctx, State& state) override;
+  // Rank 0 keeps the newest write's cost in RUN_DIR/.checkpoint-write-cost (a forecast hint,
+  // written plainly: a lost or damaged one only loses the hint); read() carries it.
+  void record_cost(PhaseContext& ctx, double seconds, double bytes) override;
   // Collective: restores the cursor, results, training result, reference store and snapshots
   // from the newest usable checkpoint (a damaged newest one falls back to the previous one with
   // a warning); throws mantissa::Error naming the file and what is wrong, changing nothing.

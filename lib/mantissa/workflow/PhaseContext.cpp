@@ -2,6 +2,7 @@
 #include <mantissa/core/KokkosCompat.hpp>
 #include <mantissa/core/Log.hpp>
 #include <mantissa/core/Timers.hpp>
+#include <mantissa/io/DurableFile.hpp>
 #include <mantissa/workflow/PhaseContext.hpp>
 #include <mantissa/workflow/Signals.hpp>
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 #include <thread>
@@ -139,11 +141,17 @@ const std::string& PhaseContext::phase_name() const {
 
 void PhaseContext::write_checkpoint(const State* state, double time) {
   MANTISSA_ASSERT(m_ckpt != nullptr, "no checkpointer");
+  const double bytes = checkpoint_bytes(state != nullptr);
   const auto t0 = std::chrono::steady_clock::now();
   m_ckpt->write(*this, state, time);
   m_last_checkpoint = std::chrono::steady_clock::now();
-  m_longest_checkpoint =
-      std::max(m_longest_checkpoint, std::chrono::duration<double>(m_last_checkpoint - t0).count());
+  const double seconds = std::chrono::duration<double>(m_last_checkpoint - t0).count();
+  m_written_since_poll += seconds;
+  if (seconds > m_longest_checkpoint) {
+    m_longest_checkpoint = seconds;
+    m_longest_checkpoint_bytes = bytes;
+  }
+  m_ckpt->record_cost(*this, seconds, bytes);
   m_interval_due = false;
   m_between_written = state == nullptr && m_cur.phase_state.empty();
   m_between_phase = m_cur.phase;
@@ -178,17 +186,117 @@ void PhaseContext::test_hold(const std::string& point) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
+void PhaseContext::mark_phase_boundary() {
+  m_boundary_since_poll = true;
+  m_end_forecast = 0.0;
+}
+
+double PhaseContext::checkpoint_bytes(bool with_state) const {
+  const auto& n = m_models.decomp->grid().n;
+  const double field = double(n[0]) * double(n[1]) * double(n[2]) * double(sizeof(double));
+  const double states = double(m_ref.state_names.size());
+  return field * ((with_state ? states : 0.0) + double(m_ref.snapshots.size()) +
+                  double(m_ref.train_samples.size()) * states + double(m_snapshots.size()));
+}
+
+double PhaseContext::projected_checkpoint_bytes() const {
+  const auto& n = m_models.decomp->grid().n;
+  const double field = double(n[0]) * double(n[1]) * double(n[2]) * double(sizeof(double));
+  const double states = std::max(1.0, double(m_ref.state_names.size()));
+  // The running phase's end adds its gathered snapshot; a stop inside it writes its state.
+  const double now = checkpoint_bytes(false) + field * states;
+  const std::string& ref_status = m_results.empty() ? std::string() : m_results.front().status;
+  if (ref_status == "ok" || ref_status == "failed") return now;
+  // The reference is running (or has not started): its snapshots at every sample step and,
+  // training online, its training states (PhaseContext::record's rule).
+  const std::int64_t steps = m_cfg.steps, every = m_cfg.sample_every;
+  const std::int64_t ref_count = steps / every + 1 + (steps % every != 0 ? 1 : 0);
+  const double ref_final = double(ref_count);
+  const auto& s = m_cfg.surrogate;
+  if (m_train_final < 0) {
+    m_train_final = 0;
+    if (s.enabled && s.training == "online") {
+      const std::int64_t stride = m_surrogate ? std::max(1, m_surrogate->stride()) : 1;
+      const std::int64_t end = surrogate_split().train_end;
+      for (std::int64_t k = 0; k <= steps; ++k)
+        if (k % stride == 0 && k >= s.start && (s.train_steps < 0 || k <= s.train_steps) && k <= end)
+          ++m_train_final;
+    }
+  }
+  const double end =
+      field * (states + ref_final + double(m_train_final) * states + double(m_snapshots.size()) + 1.0);
+  return std::max(now, end);
+}
+
+double PhaseContext::write_estimate() const {
+  // A fixed part, the two durable commits of a checkpoint (its file and `latest`), each at
+  // least the probe's; the rest of the longest write so far grows with the bytes written
+  // (every field is converted, checksummed and written collectively).
+  const double fixed = 2.0 * m_probe_seconds;
+  double rest = std::max(0.0, m_longest_checkpoint - fixed);
+  if (m_longest_checkpoint_bytes > 0.0) rest *= projected_checkpoint_bytes() / m_longest_checkpoint_bytes;
+  return k_write_safety * (fixed + rest);
+}
+
+void PhaseContext::probe_write_cost() {
+  double seconds = 0.0;
+  if (m_rank == 0) {
+    const std::string probe = m_dir + "/.write-cost-probe";
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      io::write_file_durably(probe, std::string(65536, 'p'));
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } catch (const std::exception& e) {
+      // The checkpoints will say what is wrong with the directory, naming the file; here only
+      // the forecast is lost.
+      log::warn("[campaign] cannot time a durable write into '{}' for run.wall_time_limit: {}", m_dir,
+                e.what());
+    }
+    std::error_code ec;
+    std::filesystem::remove(probe, ec);
+  }
+  MPI_Bcast(&seconds, 1, MPI_DOUBLE, 0, comm());
+  m_probe_seconds = seconds;
+}
+
 bool PhaseContext::stop_requested() const {
   const auto now = std::chrono::steady_clock::now();
   const bool first = !m_polled;
-  if (!first)
-    m_longest_poll = std::max(m_longest_poll, std::chrono::duration<double>(now - m_last_poll).count());
+  if (!first) {
+    const double stretch =
+        std::max(0.0, std::chrono::duration<double>(now - m_last_poll).count() - m_written_since_poll);
+    double& longest = m_boundary_since_poll ? m_longest_boundary : m_longest_step;
+    longest = std::max(longest, stretch);
+  }
   m_polled = true;
   m_last_poll = now;
+  m_written_since_poll = 0.0;
+  m_boundary_since_poll = false;
   const double limit = m_cfg.wall_time_limit;
   const double elapsed = std::chrono::duration<double>(now - m_t0).count();
-  const double margin = 2.0 * m_longest_poll + m_longest_checkpoint;
-  const bool wall_due = limit > 0.0 && !first && !m_wall_paused && elapsed + margin >= limit;
+  double margin = 0.0, end_work = 0.0, write = 0.0;
+  if (first) m_first_poll_elapsed = elapsed;
+  if (limit > 0.0) {
+    end_work = std::max(m_longest_boundary, m_end_forecast);
+    write = write_estimate();
+    margin = 2.0 * m_longest_step + end_work + write;
+    // A phase's end that does not fit into what a start has (the limit less this start's time
+    // to its first poll) cannot be avoided by stopping: every later start would stop before it
+    // again and the chain of starts would never end. The limit then keeps room for a stop's
+    // checkpoint only, and says so once (rank 0's numbers).
+    if (end_work > 0.0 && margin >= limit - m_first_poll_elapsed) {
+      if (!m_end_unfittable && m_rank == 0)
+        log::warn(
+            "[campaign] run.wall_time_limit: phase '{}' forecasts {:.3g} s of end work and {:.3g} s for a "
+            "checkpoint, more than a start has ({:.3g} s of the limit after its start-up): its end may "
+            "pass the limit; a longer run.wall_time_limit avoids that",
+            phase_name(), end_work, write, limit - m_first_poll_elapsed);
+      m_end_unfittable = true;
+      end_work = 0.0;
+      margin = 2.0 * m_longest_step + write;
+    }
+  }
+  const bool wall_due = limit > 0.0 && m_progressed && !m_wall_paused && elapsed + margin >= limit;
   // checkpoint.interval, in the same reduction: the flag holds until the next checkpoint.
   const double since = std::chrono::duration<double>(now - m_last_checkpoint).count();
   const bool interval_due =
@@ -203,8 +311,8 @@ bool PhaseContext::stop_requested() const {
     std::ostringstream os;
     os.precision(3);
     os << "run.wall_time_limit: " << elapsed << " s of the campaign's " << limit
-       << " s spent, and the next steps and a checkpoint may take " << margin
-       << " s (twice the longest step so far plus the longest checkpoint write)";
+       << " s spent; going on may take " << margin << " s: the next steps " << 2.0 * m_longest_step
+       << " s, a phase's end work " << end_work << " s and a checkpoint " << write << " s";
     m_stop_reason = os.str();
   }
   return signal || wall;
@@ -212,9 +320,14 @@ bool PhaseContext::stop_requested() const {
 
 bool PhaseContext::after_step() {
   ++m_cur.global_steps;
+  m_progressed = true;
   // Test hook: every rank raises the signal itself at the same campaign step, exercising the
   // same path as a SIGTERM from Slurm.
   if (m_cfg.stop_after_step > 0 && m_cur.global_steps == m_cfg.stop_after_step) std::raise(SIGTERM);
+  // run.wall_time_limit without a measured write (a fresh run): a checkpoint after the first
+  // step measures one (the probe times only a small file; a first checkpoint also builds the
+  // writer, its file and datasets: 14 times the probe in tstCampaign's wall-time test).
+  if (m_cfg.wall_time_limit > 0.0 && !(m_longest_checkpoint > 0.0)) return true;
   return (m_cfg.checkpoint_every > 0 && m_cur.global_steps % m_cfg.checkpoint_every == 0) || m_interval_due;
 }
 

@@ -83,6 +83,9 @@ class Checkpointer {
   virtual void write(PhaseContext& ctx, const State* state, double time) = 0;
   // Collective: fills `state` (shaped by the model) with the checkpointed state; returns its time.
   virtual double load_state(PhaseContext& ctx, State& state) = 0;
+  // After write(): what it cost (seconds on this rank, bytes of its fields), kept beside the
+  // checkpoints so that a resumed process knows the newest write's cost (run.wall_time_limit).
+  virtual void record_cost(PhaseContext& /*ctx*/, double /*seconds*/, double /*bytes*/) {}
 };
 
 class PhaseContext {
@@ -146,9 +149,13 @@ class PhaseContext {
   // checkpoint carries (the largest of the ranks' when it was written), so that a resumed
   // process's wall-time margin and cost guard know what a write costs before its first one.
   double longest_checkpoint() const { return m_longest_checkpoint; }
-  void carry_longest_checkpoint(double seconds) {
-    m_longest_checkpoint = std::max(m_longest_checkpoint, seconds);
+  void carry_longest_checkpoint(double seconds, double bytes) {
+    if (seconds > m_longest_checkpoint) {
+      m_longest_checkpoint = seconds;
+      m_longest_checkpoint_bytes = bytes;
+    }
   }
+  double longest_checkpoint_bytes() const { return m_longest_checkpoint_bytes; }
   // Whether the newest checkpoint is one between phases at exactly this point of the campaign
   // (checkpoint.phase_end wrote it when the phase before ended): a stop here need not write it
   // again.
@@ -158,10 +165,43 @@ class PhaseContext {
   double load_checkpoint_state(State& state);
 
   // Stop requests and the campaign step counter. Collective: a signal on any rank, or the
-  // wall-time limit (CampaignConfig::wall_time_limit) close enough that the longest stretch
-  // between two polls so far, twice, plus the longest checkpoint write would pass it. The
-  // limit is not acted on at the first poll of a process, so every start makes progress.
+  // wall-time limit (CampaignConfig::wall_time_limit) too close to go on: at every poll the
+  // time left must cover the next stretch to a poll (twice the longest so far), the work of the
+  // running phase's end and the next phase's set-up (the longest such unpolled stretch so far,
+  // or the phase's own forecast, expect_end_work) and a checkpoint there (write_estimate());
+  // otherwise it stops at this poll, and its stop checkpoint is the one the phase's end would
+  // have written. A phase end that does not fit into a whole start is not budgeted for (the
+  // log warns that it may pass the limit). The limit is not acted on before the process has made progress
+  // (note_progress), so every start does: a chain of starts under a limit too short for the
+  // forecast still ends.
   bool stop_requested() const;
+  // A unit of work that a stop checkpoint keeps is done: a campaign step (after_step), an
+  // optimizer step, a timed stretch, a phase.
+  void note_progress() { m_progressed = true; }
+  // Campaign: a phase has ended, or is about to start; the stretch until the next poll is a
+  // phase boundary's (end work, set-up), measured apart from the stepping stretches. It also
+  // forgets the ended phase's forecast.
+  void mark_phase_boundary();
+  // The running phase's forecast of its work after its last poll in seconds (training: its
+  // weights' save and the one-step error over every training pair), for stop_requested().
+  void expect_end_work(double seconds) { m_end_forecast = seconds; }
+  // The forecast of a checkpoint's write at the running phase's end (or at a stop), in seconds:
+  // k_write_safety times a fixed part (two durable commits, each at least probe_write_cost()'s
+  // write) plus the rest of the longest write so far (this process's, or the one the resumed
+  // checkpoint knew of), scaled by the bytes that checkpoint will hold against that write's.
+  double write_estimate() const;
+  // Collective: times one small durable write into the run directory (rank 0), the prior of
+  // write_estimate() before the first checkpoint of a process; with a wall-time limit only.
+  void probe_write_cost();
+  // Bytes of the campaign checkpoint as it is now (with a running state of the reference's
+  // number of fields when `with_state`), and as it will be at the running phase's end (the
+  // reference's phase grows by its snapshots and training states).
+  double checkpoint_bytes(bool with_state) const;
+  double projected_checkpoint_bytes() const;
+  // The safety factor of write_estimate(): a checkpoint's write may take up to this many times
+  // the forecast from the measured ones (on the loaded 2-core machine, writes of one size
+  // varied up to 1.9x within a run; see tests/regression/campaign/run_wall_time.sh).
+  static constexpr double k_write_safety = 2.0;
   // Testing aid (tests/slurm): MANTISSA_TEST_HOLD=point[,point...] makes every rank wait at
   // each named point until a stop signal has arrived (polled collectively, at most 600 s), so
   // that a signal from outside can be aimed at a phase that lasts milliseconds. A point is a
@@ -176,7 +216,8 @@ class PhaseContext {
   // After every physics step of any phase: counts campaign steps (the stop_after_step test hook
   // raises SIGTERM here) and says whether a periodic checkpoint is due: checkpoint.every campaign
   // steps, or checkpoint.interval seconds since the last checkpoint (decided collectively in the
-  // last stop_requested(), so every rank agrees).
+  // last stop_requested(), so every rank agrees), or, with a wall-time limit, no checkpoint's
+  // cost known yet (every rank has written the same ones, so every rank agrees).
   bool after_step();
   // Collective: whether the end of a phase gets a checkpoint (checkpoint.phase_end, and at least
   // CampaignConfig::checkpoint_cost_ratio times the longest checkpoint write since the last one on some
@@ -222,8 +263,20 @@ class PhaseContext {
   std::chrono::steady_clock::time_point m_t0;
   mutable std::chrono::steady_clock::time_point m_last_poll;
   mutable bool m_polled = false;
-  mutable double m_longest_poll = 0.0;  // seconds between two polls (a step, unpolled work between phases)
-  double m_longest_checkpoint = 0.0;    // seconds of the longest checkpoint write
+  // Seconds between two polls, less the checkpoint writes in between: inside a phase (steps,
+  // optimizer steps, timed stretches) and across a phase boundary (end work, set-up).
+  mutable double m_longest_step = 0.0;
+  mutable double m_longest_boundary = 0.0;
+  mutable double m_written_since_poll = 0.0;  // seconds of checkpoint writes since the last poll
+  mutable bool m_boundary_since_poll = false;
+  bool m_progressed = false;
+  mutable double m_first_poll_elapsed = 0.0;  // seconds from the campaign's construction to its first poll
+  mutable bool m_end_unfittable = false;      // stop_requested() has said so
+  double m_end_forecast = 0.0;
+  double m_longest_checkpoint = 0.0;        // seconds of the longest checkpoint write
+  double m_longest_checkpoint_bytes = 0.0;  // and its bytes
+  double m_probe_seconds = 0.0;             // probe_write_cost()
+  mutable std::int64_t m_train_final = -1;  // projected_checkpoint_bytes(): the reference's training states
   // When the last checkpoint was written (the campaign's construction before the first), and
   // whether the last stop_requested() found checkpoint.interval passed on some rank.
   std::chrono::steady_clock::time_point m_last_checkpoint;

@@ -111,6 +111,7 @@ bool SpeedPhase::run(PhaseContext& ctx, bool resumed) {
     s.fence = [] { fence("mantissa::workflow::SpeedPhase::timing"); };
     // A stop (signal, wall-time limit) is honoured before the next warm-up or stretch (below).
     s.stop = [&ctx] { return ctx.stop_requested(); };
+    s.recorded = [&ctx] { ctx.note_progress(); };
     steppers.push_back(std::move(s));
   }
   if (done > 0) ctx.log("timing continues after stretch " + std::to_string(done) + " (resumed)");

@@ -138,6 +138,7 @@ InterleavedTiming time_stepping_interleaved(MPI_Comm comm, const TimingPlan& pla
       if (stop()) break;
       samples[i].push_back(timed_stretch(comm, plan, steppers[i], steps[i]) / double(steps[i]));
       out.order.push_back(static_cast<int>(i));
+      if (steppers[i].recorded) steppers[i].recorded();
     }
   for (std::size_t i = 0; i < n; ++i) {
     out.summaries.push_back(

@@ -59,6 +59,8 @@ struct Stepper {
   std::function<void(std::int64_t)> advance;
   std::function<void()> fence;
   std::function<bool()> stop;
+  // time_stepping_interleaved: called after each recorded stretch (the campaign's progress).
+  std::function<void()> recorded = {};
 };
 
 // Collective over comm. Runs reset, warm-up, then `repeats` stretches (each after a reset when
