@@ -40,10 +40,12 @@ rm -rf "${out:?}"/*  # no result of an earlier rehearsal may be mistaken for thi
   echo "clean root: $root ($(. "$root/etc/os-release"; echo "$PRETTY_NAME"))"
   echo "packages installed in it: $(chroot "$root" dpkg-query -W -f='${Package}\n' | wc -l)"
   chroot "$root" dpkg-query -W -f='${Package} ${Version}\n' | paste -sd' '
-  echo "--- must be absent outside the bundle (search of the whole root, minus /work/repo):"
+  # /tmp/mantissa-device is where run.sh unpacks the bundle and builds (kept by KEEP_BUILD=1):
+  # everything in it came from the bundle, so the search leaves it out with the tree itself.
+  echo "--- must be absent outside the bundle (search of the whole root, minus /work/repo and /tmp/mantissa-device):"
   for pat in mpi.h hdf5.h yaml.h CLI.hpp format.h gtest.h cblas.h 'libmpi.so*' 'libhdf5*.so*' 'libyaml-cpp.so*' \
     'libfmt.so*' 'libgtest*' 'libblas.so*' 'libopenblas*' cmake ninja mpirun git; do
-    hits="$(find "$root" -path "$root/work/repo" -prune -o -path "$root/proc" -prune -o -name "$pat" -print 2>/dev/null | grep -v '/usr/include/linux/' || true)"
+    hits="$(find "$root" -path "$root/work/repo" -prune -o -path "$root/tmp/mantissa-device" -prune -o -path "$root/proc" -prune -o -name "$pat" -print 2>/dev/null | grep -v '/usr/include/linux/' || true)"
     printf '%-18s %s\n' "$pat" "${hits:-absent}"
   done
 } >"$out/proof.txt"
