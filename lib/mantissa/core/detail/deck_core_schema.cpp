@@ -26,11 +26,15 @@ void register_core_schema(Schema& s) {
          true);
   s.real("run.wall_time_limit",
          "seconds of wall time from the start of the process before which the run checkpoints and "
-         "stops cleanly with exit 75, like a signal (0: no limit): it stops once the time spent plus "
-         "twice the longest step so far and the longest checkpoint write would pass the limit. Not "
-         "foreseen: training (it cannot stop part-way), and a rollout repeated from its start after "
-         "a resume runs to its end. Not part of the deck's identity: a resumed job may give "
-         "another limit",
+         "stops cleanly with exit 75, like a signal (0: no limit). Each poll stops the run when the "
+         "time left would not cover twice the longest stretch between polls, the phase's end work "
+         "and the next phase's set-up (the longest so far, or the phase's own forecast) and twice a "
+         "checkpoint write; a run with a limit writes one checkpoint after its first step to measure "
+         "that cost (kept for a resume in the run directory's .checkpoint-write-cost). Every start "
+         "makes progress (a step, an optimizer step, a timed stretch or a phase) before the limit is "
+         "acted on; a phase end that no start could fit, and a phase that cannot resume part-way "
+         "and repeats from its start, run to their end and may pass the limit (the log says so). "
+         "Not part of the deck's identity: a resumed job may give another limit",
          0.0, 0.0, rmax);
 
   s.section("mesh", "The global structured grid and its decomposition over MPI ranks.");
