@@ -4,8 +4,14 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
 #include <mantissa/workflow/CampaignConfig.hpp>
+#include <mantissa/workflow/RunDirectory.hpp>
 #include <mantissa/workflow/Schema.hpp>
 
+#if __has_include(<cfd/CfdDeck.hpp>)  // only when the cfd module is built
+#include <cfd/CfdDeck.hpp>
+#include <cfd/Solver.hpp>
+#define MANTISSA_APP_HAS_CFD 1
+#endif
 #include <seismic/SeismicDeck.hpp>
 #include <seismic/VelocityModel.hpp>
 #if __has_include(<surrogates/Checkpoint.hpp>)  // only when the surrogate module is built
@@ -112,6 +118,9 @@ void check_seismic(const Deck& deck, const Grid& grid, MPI_Comm comm) {
   }
   MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_DOUBLE, MPI_MIN, comm);
   seismic::check_config(c, grid, range[0], -range[1]);
+  // run.end_time in steps of the solver's own time step (Run.cpp asks a solver for it).
+  if (deck.has("run.end_time"))
+    checked_steps(deck.get_real("run.end_time"), seismic::effective_dt(c, grid, -range[1]));
 }
 
 #if MANTISSA_APP_HAS_SURROGATES
@@ -178,6 +187,12 @@ void preflight(const Deck& deck, int ranks, MPI_Comm comm) {
   // The callers check again with the steps known.
   check_memory(estimate_run(deck, ranks, 0), comm);
   if (deck.get_string("physics") == "seismic") check_seismic(deck, grid, comm);
+#if MANTISSA_APP_HAS_CFD
+  if (deck.get_string("physics") == "cfd" && deck.has("run.end_time"))
+    checked_steps(deck.get_real("run.end_time"), cfd::choose_dt(grid, cfd::config_from_deck(deck)));
+#endif
+  // The run directory run.output_dir/run.name lies inside run.output_dir (RunDirectory).
+  (void)workflow::RunDirectory::join(deck.get_string("run.output_dir"), deck.get_string("run.name"));
 #if MANTISSA_APP_HAS_SURROGATES
   check_surrogate(deck, grid, dims, comm);
 #endif

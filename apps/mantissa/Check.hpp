@@ -10,6 +10,8 @@
 //    condition with the velocity model's range) and its input file (seismic.velocity.file:
 //    readable, the grid's dimension, a finite origin, a positive spacing, finite velocities of
 //    at least the deck's bound);
+//  - run.end_time: the steps it takes at the physics' time step fit the step counter;
+//  - run.name: the run directory stays inside run.output_dir;
 //  - the weights of `campaign.surrogate.training: file`: present, of this format, written for the
 //    deck's model (configuration, steps per prediction), finite, and matching their checksums.
 #include <mantissa/core/Deck.hpp>

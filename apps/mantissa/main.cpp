@@ -19,6 +19,7 @@
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/Version.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
+#include <mantissa/workflow/Schema.hpp>
 #include <mantissa/workflow/Signals.hpp>
 
 #include <fmt/format.h>
@@ -99,11 +100,17 @@ int check_command(const std::string& path, const std::vector<std::string>& overr
   std::cout << fmt::format("  run      {}, {}, output {}/{}\n", deck.get_string("run.name"), stop,
                            deck.get_string("run.output_dir"), deck.get_string("run.name"));
   // The job scripts (scripts/slurm) read the last word: where `latest` names the newest checkpoint.
-  std::cout << fmt::format("  checkpoint every {} campaign steps{}, keep {}, in {}/{}/{}\n",
-                           deck.get_bool("checkpoint.enabled") ? deck.get_int("checkpoint.every") : 0,
-                           " (0: only when stopped)", deck.get_int("checkpoint.keep"),
+  const auto campaign = mantissa::workflow::config_from_deck(deck);
+  std::string when;
+  const auto add = [&when](const std::string& w) { when += (when.empty() ? "" : ", ") + w; };
+  if (campaign.checkpoint_every > 0) add(fmt::format("every {} campaign steps", campaign.checkpoint_every));
+  if (campaign.checkpoint_interval > 0.0)
+    add(fmt::format("every {:g} s of stepping", campaign.checkpoint_interval));
+  if (campaign.checkpoint_phase_end) add("at every phase end");
+  add("when stopped");
+  std::cout << fmt::format("  checkpoint {}; keep {}, in {}/{}/{}\n", when, campaign.checkpoint_keep,
                            deck.get_string("run.output_dir"), deck.get_string("run.name"),
-                           deck.get_string("checkpoint.dir"));
+                           campaign.checkpoint_dir);
   std::cout << fmt::format("  keys     {} given ({} on the command line), {} defaults\n", given, cmdline,
                            defaulted);
   std::cout << fmt::format("  hash     {}\n", deck.hash());

@@ -3,7 +3,8 @@
 # the same message; `run` refuses it before it creates the run directory. Through the real
 # executable: a process grid too fine for the stencil's ghost width or an image boundary, a
 # velocity model file that is missing, of the wrong dimension, with a NaN, a spacing of 0, a NaN
-# origin or velocities below the deck's bound; surrogate weights (training: file) that are
+# origin or velocities below the deck's bound; a run name outside run.output_dir; a run.end_time
+# past the step counter; surrogate weights (training: file) that are
 # missing, of another K, with a flipped bit (checksum) or a NaN.
 # usage: check_refuses.sh MANTISSA SOURCE_DIR WORK_DIR TWIN_RUN_DIR [MPIEXEC [MPIEXEC_FLAGS...]]
 # TWIN_RUN_DIR: the campaign e2e test's run directory (its surrogate-trained.h5 is the weights).
@@ -56,6 +57,23 @@ run_refused "process grid too fine for an image boundary" "image boundary seismi
 run "$exe" check "$deck" "${rigid[@]}" mesh.process_grid=[2,1]
 if [ "$rc" = 0 ] && grep -q ': ok$' out.txt; then ok "check passes the same deck split along x instead"
 else bad "check of the rigid deck at [2,1] (rc=$rc)"; fi
+
+# A run name that leads out of run.output_dir; a run.end_time whose steps (at the physics' own
+# time step: seismic CFL, the flow's dt) overflow the step counter, for both physics.
+refused "run name outside run.output_dir" "leads out of run.output_dir" run.name=../../elsewhere
+run_refused "run name outside run.output_dir" "leads out of run.output_dir" 2 run.name=../r
+refused "run.end_time past the step counter (seismic)" "more than the 2147483647 steps a run can count" \
+  run.end_time=1e30
+run "$exe" check "$src/inputs/cfd_cavity.yaml" run.end_time=1e30
+if [ "$rc" = 1 ] && grep -q "more than the 2147483647 steps a run can count" err.txt; then
+  ok "check refuses: run.end_time past the step counter (cfd)"
+else bad "check of cfd_cavity.yaml with run.end_time=1e30 (rc=$rc)"; fi
+# What the summary says of checkpoints: the defaults (every phase end, every 600 s) and the last
+# word the job scripts read (checkpoint.dir inside the run directory).
+run "$exe" check "$deck"
+if [ "$rc" = 0 ] && grep -q '^  checkpoint every 600 s of stepping, at every phase end, when stopped; keep 2, in .*/checkpoints$' out.txt
+then ok "check states the checkpoint defaults"
+else bad "check's checkpoint line (rc=$rc): $(grep '^  checkpoint' out.txt)"; fi
 
 # Velocity model files (h5py): (y, x) = (64, 96) on the twin's grid, 1500 m/s.
 "$py" - <<'PYEOF' || { echo "FAIL: could not write the velocity files"; exit 1; }
