@@ -16,7 +16,8 @@
 //
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-pfmg-alone] [--no-kernels]
 //   [--no-breakdown]
-//                          [--only "fp64;fp32;fp64@2;fp32@2"]   (@2: V(2,2) instead of V(1,1))
+//                          [--only "fp64;fp32;fp64@2;fp32@2;fp32+k32"]   (@2: V(2,2) instead of V(1,1);
+//                          +k32: the CG's search direction in fp32, SolverOptions::krylov_storage)
 #include <mantissa/solvers/PoissonSolver.hpp>
 
 #include <mpi.h>
@@ -379,7 +380,12 @@ int main(int argc, char** argv) {
       // "fp32/refinement": the same inner precision through iterative refinement; "fp32@2":
       // V(2,2) (pre and post sweeps), for comparing cycles within one run
       const std::size_t at = prec.find('@');
-      const std::string base = prec.substr(0, at);
+      std::string base = prec.substr(0, at);
+      // "fp32+k32": the CG's search direction stored in fp32 (SolverOptions::krylov_storage)
+      if (const std::size_t plus = base.find("+k32"); plus != std::string::npos) {
+        opt.krylov_storage = Precision::fp32;
+        base.erase(plus, 4);
+      }
       if (at != std::string::npos) {
         const int sweeps = std::atoi(prec.c_str() + at + 1);
         if (sweeps < 1) {

@@ -84,6 +84,9 @@ class PoissonSolver {
   template <class K>
   void allocate(Work<K>& w);
   bool all_fp64() const;
+  // p in fp32 (m_w32.p) this solve: asked for, not fallen back, multigrid not all fp64
+  bool krylov_compressed() const { return m_krylov32 && !all_fp64(); }
+  bool m_krylov32 = false;
   bool raise_precision(const std::string& reason, int iteration, SolveStats& stats);
 };
 

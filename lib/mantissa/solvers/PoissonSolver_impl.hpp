@@ -24,6 +24,11 @@ PoissonSolver<L, M>::PoissonSolver(const Decomposition& decomp, const Boundary& 
     m_place.offset[std::size_t(a)] = decomp.offset()[std::size_t(a)];
     m_place.extent[std::size_t(a)] = decomp.extent()[std::size_t(a)];
   }
+  if (options.krylov_storage != Precision::fp64 && options.krylov_storage != Precision::fp32)
+    throw Error("poisson solver: krylov_storage " + std::string(to_string(options.krylov_storage)) +
+                " is not supported; choose fp64 or fp32 (16-bit search directions lose the CG's "
+                "conjugacy)");
+  m_krylov32 = options.krylov_storage == Precision::fp32;
   allocate(m_w64);
   if (!all_fp64()) allocate(m_w32);
 }
@@ -52,6 +57,7 @@ bool PoissonSolver<L, M>::all_fp64() const {
 template <class L, class M>
 void PoissonSolver<L, M>::set_precisions(const std::vector<Precision>& p) {
   m_mg->set_precisions(p);
+  m_krylov32 = m_options.krylov_storage == Precision::fp32;
   if (!all_fp64()) allocate(m_w32);
 }
 
@@ -111,6 +117,11 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   // (detail::update_r_entry: f = r unscaled and the first red half-sweep from zero), so the
   // cycle starts from there; 16-bit levels below get 1 / max|r| where they begin.
   const bool fused = std::is_same<K, double>::value && m_mg->entry_fusable();
+  // Compressed Krylov vectors (SolverOptions::krylov_storage fp32, mixed multigrid only): p in
+  // m_w32.p, A p recomputed from it where it is read (detail::stencil_dot, update_r_compressed,
+  // precond_dots_compressed); x, r and all arithmetic stay fp64.
+  const bool compressed = std::is_same<K, double>::value && krylov_compressed();
+  auto& p32 = m_w32.p;
   bool entry_loaded = false;
   double zscale = 1.0;
   auto precondition = [&](double rmax, double& zr, double& zap, double& m) {
@@ -128,6 +139,9 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     auto& l0 = m_mg->level(0);
     detail::Sums<5> d = std::visit(
         [&](auto& ld) {
+          if (compressed)
+            return detail::precond_dots_compressed(space, m_place, l0.place, ld.x.view(), zscale, w.r.view(),
+                                                   s, p32.view());
           return detail::precond_dots_from(space, m_place, l0.place, ld.x.view(), zscale, w.r.view(),
                                            w.ap.view(), singular);
         },
@@ -144,14 +158,21 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     auto& l0 = m_mg->level(0);
     std::visit(
         [&](auto& ld) {
-          detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, w.p.view(), pending,
-                                w.x.view());
+          if (compressed)
+            detail::update_p_compressed(space, m_place, l0.place, ld.x.view(), zscale, m, beta, p32.view(),
+                                        pending, w.x.view());
+          else
+            detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, w.p.view(), pending,
+                                  w.x.view());
         },
         l0.data);
     pending = 0.0;
   };
   auto flush = [&](int it) {
-    if (pending != 0.0) detail::add_direction(space, m_place, pending, w.x.view(), w.p.view());
+    if (pending != 0.0 && compressed)
+      detail::add_direction_compressed(space, m_place, pending, w.x.view(), p32.view());
+    else if (pending != 0.0)
+      detail::add_direction(space, m_place, pending, w.x.view(), w.p.view());
     pending = 0.0;
     return it;
   };
@@ -165,17 +186,42 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   };
   std::vector<double> norms{rn};
   double zr = 0, zap = 0, m = 0;
-  Kokkos::deep_copy(w.ap.view(), K(0));
+  if (compressed)
+    Kokkos::deep_copy(p32.view(), 0.0f);  // the first (z, Ap) reads L p: 0 (and beta 0 * p finite)
+  else
+    Kokkos::deep_copy(w.ap.view(), K(0));
   precondition(nm.max, zr, zap, m);
   if (broken(zr)) return 0;
   direction(m, 0.0);
   double rz = zr;
   for (int it = 1; it <= max_iterations; ++it) {
-    fill(w, w.p);
-    double pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
+    double pap = 0.0;
+    if (compressed) {
+      fill(m_w32, p32);
+      pap = detail::stencil_dot(space, m_place, s, p32.view());
+    } else {
+      fill(w, w.p);
+      pap = detail::apply_dot(space, m_place, s, w.p.view(), w.ap.view());
+    }
     MPI_Allreduce(MPI_IN_PLACE, &pap, 1, MPI_DOUBLE, MPI_SUM, comm);
     const double alpha = rz / pap;
-    if (fused) {
+    if (compressed) {
+      auto& l0 = m_mg->level(0);
+      std::visit(
+          [&](auto& ld) {
+            using T = typename std::decay_t<decltype(ld.x)>::value_type;
+            if constexpr (std::is_same<T, double>::value || std::is_same<T, float>::value) {
+              nm = allreduce_nm(detail::update_r_compressed(
+                  space, m_place, alpha, w.r.view(), s, p32.view(), fused, l0.place,
+                  level_stencil<detail::compute_t<T>>(l0, m_dim), ld.f.view(), ld.x.view()));
+              entry_loaded = fused;
+            } else {
+              nm = allreduce_nm(detail::update_r_compressed(space, m_place, alpha, w.r.view(), s, p32.view(),
+                                                            false, m_place, s, w.ap.view(), w.z.view()));
+            }
+          },
+          l0.data);
+    } else if (fused) {
       auto& l0 = m_mg->level(0);
       std::visit(
           [&](auto& ld) {
@@ -245,6 +291,16 @@ detail::NormMax PoissonSolver<L, M>::true_residual() {
 template <class L, class M>
 bool PoissonSolver<L, M>::raise_precision(const std::string& reason, int iteration, SolveStats& stats) {
   if (!m_options.fallback) return false;
+  if (krylov_compressed()) {
+    // the compressed Krylov vectors go first: the cheapest change, and the multigrid's storage
+    // is kept for the next stall if there is one
+    const std::string levels = level_precisions_string(m_mg->precisions());
+    m_krylov32 = false;
+    stats.fallbacks.push_back({iteration, levels + " (krylov fp32)", levels + " (krylov fp64)", reason});
+    log::warn("poisson solver: {}; CG vectors raised from fp32 to fp64 storage (fallback {} of this solve)",
+              reason, stats.fallbacks.size());
+    return true;
+  }
   auto p = m_mg->precisions();
   const std::string from = level_precisions_string(p);
   bool any16 = false;
@@ -360,6 +416,7 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
   stats.relative_residual = current;
   stats.converged = current <= m_options.tolerance;
   stats.precisions = level_precisions_string(m_mg->precisions());
+  stats.krylov_storage = krylov_compressed() ? "fp32" : "fp64";
   if (m_mg->singular()) {
     auto nm = detail::shift_norms(space, m_place, m_w64.x.view(), 0.0);
     double s1 = nm.sum;

@@ -565,4 +565,276 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
       });
 }
 
+// ---- Compressed Krylov vectors (SolverOptions::krylov_storage = fp32) ----------------------
+// The search direction p is stored in P (float) while x and r stay in K (double) and every
+// product, dot and update is computed in K: a P value converts to K exactly, so x += a p and
+// r -= a L p stay consistent to K's rounding (the true residual b - L x follows the recurrence
+// as in the fp64 CG). A p is never stored: it is recomputed from p wherever it is read (the
+// (p, Ap) dot, the r update, the (z, Ap) dot of the flexible beta), which reads 4 bytes of p
+// instead of 8 of a stored Ap, and saves Ap's write. (As CB-GMRES, Anzt, Aliaga et al.: the
+// Krylov basis in low precision, the arithmetic in high precision.) p's ghosts must be filled.
+
+// L p at one cell of a row of p (c: the row's first owned cell; 2D: zm = zp = c, cz = 0).
+template <class K, class P>
+struct StencilRow {
+  const P* KOKKOS_RESTRICT c;
+  const P* KOKKOS_RESTRICT ym;
+  const P* KOKKOS_RESTRICT yp;
+  const P* KOKKOS_RESTRICT zm;
+  const P* KOKKOS_RESTRICT zp;
+  K cx, cy, cz, d;
+  KOKKOS_INLINE_FUNCTION K operator()(const std::int64_t i) const {
+    return d * K(c[i]) -
+           (cx * (K(c[i - 1]) + K(c[i + 1])) + cy * (K(ym[i]) + K(yp[i])) + cz * (K(zm[i]) + K(zp[i])));
+  }
+};
+
+namespace host {
+template <class K, class P, class M>
+inline StencilRow<K, P> stencil_row(const Stencil<K>& s, const View3<P, M>& p, std::int64_t k, std::int64_t j,
+                                    std::int64_t i0) {
+  const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
+  const P* c = p.data() + at(p, k, j, i0);
+  StencilRow<K, P> row{
+      c, c - sy, c + sy, s.is3d ? c - sz : c, s.is3d ? c + sz : c, s.cx, s.cy, s.is3d ? s.cz : K(0), s.diag};
+  return row;
+}
+}  // namespace host
+
+template <class K, class P, class M>
+KOKKOS_INLINE_FUNCTION K apply_at(const Stencil<K>& s, const View3<P, M>& p, const std::int64_t k,
+                                  const std::int64_t j, const std::int64_t i) {
+  return s.diag * K(p(k, j, i)) - neighbour_sum(p, s, k, j, i);
+}
+
+// (p, L p), L p computed in K from p stored in P, not written.
+template <class Exec, class K, class P, class M>
+double stencil_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, const View3<P, M>& p) {
+  double dot = 0.0;
+  if constexpr (host::is_host<Exec>()) {
+    const Box b = pl.owned();
+    const std::int64_t x0 = b.lo[0], n = b.hi[0] - b.lo[0];
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::apply_compressed", space, b, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, double& acc) {
+          const StencilRow<K, P> ap = host::stencil_row(s, p, k, j, x0);
+          double t[host::lanes] = {};
+          std::int64_t i = 0;
+          for (; i + host::lanes <= n; i += host::lanes)
+            for (int l = 0; l < host::lanes; ++l) t[l] += double(ap.c[i + l]) * double(ap(i + l));
+          for (; i < n; ++i) t[0] += double(ap.c[i]) * double(ap(i));
+          for (int l = 0; l < host::lanes; ++l) acc += t[l];
+        },
+        dot);
+    return dot;
+  }
+  reduce_cells(
+      "mantissa::solvers::Krylov::apply_compressed", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, double& acc) {
+        acc += double(p(k, j, i)) * double(apply_at(s, p, k, j, i));
+      },
+      dot);
+  return dot;
+}
+
+// r -= a L p (L p recomputed from p); returns the norms of the new r. With f0, x0 given (level
+// 0 in fp64 or fp32, entry = true), also the multigrid's entry as update_r_entry does it.
+template <class Exec, class K, class P, class T, class M>
+NormMax update_r_compressed(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& r,
+                            const Stencil<K>& sk, const View3<P, M>& p, bool entry, const Placement& px,
+                            const Stencil<compute_t<T>>& s, const View3<T, M>& f0, const View3<T, M>& x0) {
+  using C = compute_t<T>;
+  NormMax nm;
+  const K a = K(alpha);
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
+  const std::int64_t gshift =
+      (pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2]);
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    K* const rp = r.data();
+    T* const fp = f0.data();
+    T* const xp = x0.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::update_compressed", space, bx, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
+          K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
+          const StencilRow<K, P> ap = host::stencil_row(sk, p, k, j, i0);
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) rr[i] = rr[i] - a * ap(i);
+          host::norms_of_row(rr, n, acc);
+          if (!entry) return;
+          const std::int64_t ox = host::at(x0, k + dz, j + dy, i0 + dx);
+          T* KOKKOS_RESTRICT fr = fp + ox;
+          T* KOKKOS_RESTRICT xr = xp + ox;
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
+          const std::int64_t g1 = j + dy + s.shift[1], g2 = k + dz + s.shift[2];
+          C dr = s.diag;
+          dr -= C(0) + C(0);
+          dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
+          if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
+          const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+          const C d = s.diag;
+          const std::int64_t red = ((i0 + j + k + gshift) % 2 + 2) % 2;
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) {
+            const C res = (C(fr[i]) - d * C(0)) + C(0);
+            xr[i] = (i & 1) == red ? T(C(0) + res * inv) : T(0.0f);
+          }
+          for (std::int64_t i : {std::int64_t(0), n - 1}) {
+            const std::int64_t g0 = i0 + dx + i + s.shift[0];
+            if ((i & 1) != red || (g0 != 0 && g0 != s.last[0])) continue;
+            const C res = (C(fr[i]) - d * C(0)) + C(0);
+            xr[i] = T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i0 + dx + i));
+          }
+        },
+        nm);
+    return nm;
+  }
+  reduce_cells(
+      "mantissa::solvers::Krylov::update_compressed", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, NormMax& acc) {
+        const K t = r(k, j, i) - a * apply_at(sk, p, k, j, i);
+        r(k, j, i) = t;
+        acc.add(double(t));
+        if (!entry) return;
+        const T fv = T(C(t));
+        f0(k + dz, j + dy, i + dx) = fv;
+        const bool is_red = ((i + j + k + gshift) % 2 + 2) % 2 == 0;
+        const C res = (C(fv) - s.diag * C(0)) + C(0);
+        x0(k + dz, j + dy, i + dx) = is_red ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+      },
+      nm);
+  return nm;
+}
+
+// (z, r), (z, Ap), sum z, sum r, sum Ap with z from x0 (as precond_dots_from) and Ap
+// recomputed from p.
+template <class Exec, class T, class K, class P, class M>
+Sums<5> precond_dots_compressed(const Exec& space, const Placement& pl, const Placement& px,
+                                const View3<T, M>& x0, double zscale, const View3<K, M>& r,
+                                const Stencil<K>& sk, const View3<P, M>& p) {
+  using C = pair_compute_t<T, K>;
+  const ZFrom<T, K> zf{C(zscale)};
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
+  Sums<5> s;
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    const T* const xp = x0.data();
+    const K* const rp = r.data();
+    host::reduce_rows(
+        "mantissa::solvers::Krylov::dots_compressed", space, bx, [=] { return host::Rows<C, 2>(n); },
+        [=](std::int64_t k, std::int64_t j, host::Rows<C, 2>& rows, Sums<5>& acc) {
+          const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
+          const K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
+          const StencilRow<K, P> ap = host::stencil_row(sk, p, k, j, i0);
+          double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
+                 s4[host::lanes] = {};
+          std::int64_t i = 0;
+          for (; i + host::lanes <= n; i += host::lanes)
+            for (int l = 0; l < host::lanes; ++l) {
+              const double zv = double(K(zf.zs * xr[i + l])), rv = double(rr[i + l]), av = double(ap(i + l));
+              s0[l] += zv * rv;
+              s1[l] += zv * av;
+              s2[l] += zv;
+              s3[l] += rv;
+              s4[l] += av;
+            }
+          for (; i < n; ++i) {
+            const double zv = double(K(zf.zs * xr[i])), rv = double(rr[i]), av = double(ap(i));
+            s0[0] += zv * rv;
+            s1[0] += zv * av;
+            s2[0] += zv;
+            s3[0] += rv;
+            s4[0] += av;
+          }
+          for (int l = 0; l < host::lanes; ++l) {
+            acc.v[0] += s0[l];
+            acc.v[1] += s1[l];
+            acc.v[2] += s2[l];
+            acc.v[3] += s3[l];
+            acc.v[4] += s4[l];
+          }
+        },
+        s);
+    return s;
+  }
+  reduce_cells(
+      "mantissa::solvers::Krylov::dots_compressed", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, Sums<5>& acc) {
+        const double zv = double(zf(x0(k + dz, j + dy, i + dx))), rv = double(r(k, j, i)),
+                     av = double(apply_at(sk, p, k, j, i));
+        acc.v[0] += zv * rv;
+        acc.v[1] += zv * av;
+        acc.v[2] += zv;
+        acc.v[3] += rv;
+        acc.v[4] += av;
+      },
+      s);
+  return s;
+}
+
+// x += alpha p (alpha 0 skips it), then p = P((z - m) + beta p) computed in K, z from x0.
+template <class Exec, class T, class K, class P, class M>
+void update_p_compressed(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
+                         double zscale, double m, double beta, const View3<P, M>& p, double alpha,
+                         const View3<K, M>& x) {
+  using C = pair_compute_t<T, K>;
+  const ZFrom<T, K> zf{C(zscale)};
+  const K mm = K(m), b = K(beta), a = K(alpha);
+  const bool step = alpha != 0.0;
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    const T* const xp = x0.data();
+    P* const pp = p.data();
+    K* const sp = x.data();
+    host::for_rows(
+        "mantissa::solvers::Krylov::direction_compressed", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
+        [=] { return host::Rows<C, 1>(n); },
+        [=](std::int64_t k, std::int64_t j, host::Rows<C, 1>& rows) {
+          const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
+          P* KOKKOS_RESTRICT pr = pp + host::at(p, k, j, i0);
+          K* KOKKOS_RESTRICT sr = sp + host::at(x, k, j, i0);
+          if (step) {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) {
+              const K pv = K(pr[i]);
+              sr[i] += a * pv;
+              pr[i] = P((K(zf.zs * xr[i]) - mm) + b * pv);
+            }
+          } else {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) pr[i] = P((K(zf.zs * xr[i]) - mm) + b * K(pr[i]));
+          }
+        });
+    return;
+  }
+  for_each_cell(
+      "mantissa::solvers::Krylov::direction_compressed", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const K pv = K(p(k, j, i));
+        if (step) x(k, j, i) += a * pv;
+        p(k, j, i) = P((zf(x0(k + dz, j + dy, i + dx)) - mm) + b * pv);
+      });
+}
+
+// x += a p with p in P.
+template <class Exec, class K, class P, class M>
+void add_direction_compressed(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& x,
+                              const View3<P, M>& p) {
+  const K a = K(alpha);
+  for_each_cell(
+      "mantissa::solvers::Krylov::step_compressed", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        x(k, j, i) += a * K(p(k, j, i));
+      });
+}
+
 }  // namespace mantissa::solvers::detail
