@@ -52,7 +52,8 @@ class PoissonSolver {
 
   Multigrid<MemorySpace>& multigrid() { return *m_mg; }
   const SolverOptions& options() const { return m_options; }
-  // Changes the inner precision for later solves (the fallback does the same).
+  // Changes the inner precision for later solves (the fallback does the same) and restores the
+  // Krylov storage to SolverOptions::krylov_storage (undoing a fallback).
   void set_precisions(const std::vector<Precision>& p);
 
   template <class K>

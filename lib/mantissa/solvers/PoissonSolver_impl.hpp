@@ -314,7 +314,8 @@ bool PoissonSolver<L, M>::raise_precision(const std::string& reason, int iterati
   }
   const std::string to = level_precisions_string(p);
   if (to == from) return false;
-  set_precisions(p);
+  m_mg->set_precisions(p);  // not set_precisions(): that restores the Krylov storage
+  if (!all_fp64()) allocate(m_w32);
   stats.fallbacks.push_back({iteration, from, to, reason});
   log::warn("poisson solver: {}; multigrid storage raised from {} to {} (fallback {} of this solve)", reason,
             from, to, stats.fallbacks.size());
