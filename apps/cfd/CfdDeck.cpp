@@ -69,6 +69,11 @@ void register_schema(Schema& s) {
       {"cg", "refinement"}, std::string("cg"));
   s.real("cfd.solver.inner_tolerance", "outer: refinement: relative tolerance of each inner (fp32) solve",
          1e-5, 1e-12, 0.5);
+  s.choice("cfd.solver.krylov_storage",
+           "outer: cg with a solver role below fp64: storage of the CG's search direction; fp32 stores it in "
+           "fp32 (x, r and all arithmetic stay fp64, the residual still reaches the fp64 tolerance; a stall "
+           "falls back to fp64, logged and counted); an fp64 solver role always keeps fp64",
+           {"fp64", "fp32"}, std::string("fp64"));
   s.record_list("cfd.probes", "velocity probes: the x velocity u (the primary field) at each position");
   s.real_list("cfd.probes[].position",
               "position (x, y) in 2D, (x, y, z) in 3D, in mesh units, bilinear (trilinear) in u's lattice",
@@ -130,6 +135,8 @@ Config config_from_deck(const Deck& d) {
       solvers::parse_smoother(d.get_string("cfd.solver.smoother"), "cfd.solver.smoother");
   c.solve.outer = solvers::parse_outer(d.get_string("cfd.solver.outer"), "cfd.solver.outer");
   c.solve.inner_tolerance = d.get_real("cfd.solver.inner_tolerance");
+  c.solve.krylov_storage =
+      parse_precision(d.get_string("cfd.solver.krylov_storage"), "cfd.solver.krylov_storage");
   for (std::size_t i = 0; i < d.count("cfd.probes"); ++i) {
     const std::string key = "cfd.probes[" + std::to_string(i) + "].position";
     const auto p = d.get_reals(key);
