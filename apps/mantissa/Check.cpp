@@ -131,6 +131,32 @@ void check_surrogate(const Deck& deck, const Grid& grid, const std::array<int, 3
   if (!cfg.surrogate.enabled || cfg.surrogate.model != "transformer") return;
   const auto sc = surrogates::config_from_deck(deck);
   surrogates::ModelConfig mc = sc.model;
+  if (deck.get_string("physics") == "cfd") {
+    // The flow's channels (CfdAdapter's cfd_surrogate_channels: u, v[, w], no statics), as
+    // TransformerSurrogate's constructor refuses them in `run`, here before anything allocates.
+    const int n = grid.dim;
+    const char* names = grid.dim == 3 ? "u, v, w" : "u, v";
+    auto at = [&](const std::string& key) {
+      const std::string w = deck.where(key);
+      return w.rfind(deck.file(), 0) == 0 ? w : deck.file() + " (" + w + ")";
+    };
+    if (mc.in_channels != n)
+      throw Error(
+          fmt::format("{}: surrogate.in_channels = {}, but the {}D cfd campaign feeds the transformer {} "
+                      "input channels ({}); set surrogate.in_channels: {}",
+                      at("surrogate.in_channels"), mc.in_channels, grid.dim, n, names, n));
+    if (mc.out_channels != n)
+      throw Error(
+          fmt::format("{}: surrogate.out_channels = {}, but the {}D cfd campaign predicts {} channels "
+                      "(the change of {}); set surrogate.out_channels: {}",
+                      at("surrogate.out_channels"), mc.out_channels, grid.dim, n, names, n));
+    if (sc.extrapolation == surrogates::TimeExtrapolation::linear)
+      throw Error(
+          fmt::format("{}: surrogate.extrapolation = linear extrapolates from input channels 0 and 1 as "
+                      "one field one solver step apart; the cfd state channels ({}) are not; set "
+                      "surrogate.extrapolation: none",
+                      at("surrogate.extrapolation"), names));
+  }
   const std::array<int, 3> ps{mc.patch, mc.patch, mc.patch_z()};
   for (int a = 0; a < grid.dim; ++a) {
     if (grid.n[a] % ps[a] != 0)
