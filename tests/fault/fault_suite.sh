@@ -9,7 +9,9 @@
 # refusal with nothing lost; none may crash. Prints the fault matrix (trial kind x outcome).
 #   fault_suite.sh "MPIRUN -np 2 ... MANTISSA" MANTISSA DECK OUT_DIR
 # FAULT_SEED=n reproduces the random choices of a run; FAULT_TRIALS=n sets the number of
-# random signal trials (default 6).
+# random signal trials (default 6); FAULT_PHASES="training the surrogate" (a comma list of
+# run.log phase lines) draws their phase from those only; FAULT_ONLY=signals runs those trials
+# and nothing else (e.g. many signals in training against an ASan build).
 set -uo pipefail
 read -r -a mpi <<<"$1"
 exe=$2 deck=$3 out=$4
@@ -27,6 +29,19 @@ fail() {
   note "$1" FAIL "$2"
   failures=$((failures + 1))
   echo "FAIL: $1: $2"
+}
+
+# The fault matrix, and the exit status: 1 when a trial failed.
+summary() {
+  echo
+  echo "fault matrix (seed $seed):"
+  printf '%s\n' "${matrix[@]}"
+  if [ "$failures" -gt 0 ]; then
+    echo "$failures trial(s) failed"
+    exit 1
+  fi
+  echo "all trials passed"
+  exit 0
 }
 
 run() { "${mpi[@]}" run "$deck" run.output_dir="$out" "$@"; }
@@ -99,6 +114,7 @@ resume_and_compare() {
 
 # 1. Signals at a random moment of a phase, to every rank (as Slurm does).
 phases=("running reference" "running fp32" "training the surrogate" "running surrogate-fp32" "running hybrid-fp32")
+[ -n "${FAULT_PHASES:-}" ] && IFS=, read -r -a phases <<<"$FAULT_PHASES"
 trials=${FAULT_TRIALS:-6}
 for i in $(seq 1 "$trials"); do
   sig=$([ $((RANDOM % 2)) -eq 0 ] && echo TERM || echo USR1)
@@ -114,6 +130,8 @@ for i in $(seq 1 "$trials"); do
   wait "$p"
   resume_and_compare "SIG$sig in '${ph#running }' +${delay}s" "$name" $? "$out/$name.log"
 done
+
+[ "${FAULT_ONLY:-}" = signals ] && summary
 
 # 2. Start-up: a signal as soon as the handlers are installed (during MPI/Kokkos start-up or
 # the deck checks), and at the raise points of the start-up, the set-up and the report.
@@ -351,11 +369,4 @@ else
   note "read-only / full file system" skip "tmpfs cannot be mounted here"
 fi
 
-echo
-echo "fault matrix (seed $seed):"
-printf '%s\n' "${matrix[@]}"
-if [ "$failures" -gt 0 ]; then
-  echo "$failures trial(s) failed"
-  exit 1
-fi
-echo "all trials passed"
+summary
