@@ -18,8 +18,10 @@
 // fills), the same row kernel driven by a plain OpenMP loop (what Kokkos costs), the naive loop
 // nest, and the kernel at 64^3 (L3-resident), one sample each.
 //
-// Usage: mantissa_bench_seismic [n=128] [steps=20] [all|steps]; run under OMP_NUM_THREADS=1 / 2
-// and under mpirun -np 2 for the configurations of docs/performance.md.
+// Usage: mantissa_bench_seismic [n=128] [steps=20] [all|steps|cpml3d]; run under OMP_NUM_THREADS=1 / 2
+// and under mpirun -np 2 for the configurations of docs/performance.md. `cpml3d` times only the
+// 3D CPML case and skips the triad and launch measurements: for instruction counts under
+// valgrind --tool=callgrind (small n, few steps), not for the record.
 #include <mantissa/core/FloatEnv.hpp>
 #include <mantissa/workflow/Machine.hpp>
 #include <mantissa/workflow/StepTimer.hpp>
@@ -251,7 +253,8 @@ int main(int argc, char** argv) {
     Kokkos::ScopeGuard guard(argc, argv);
     const int n = argc > 1 ? std::atoi(argv[1]) : 128;
     const int steps = argc > 2 ? std::atoi(argv[2]) : 20;
-    const std::string mode = argc > 3 ? std::string(argv[3]) : std::string("all");  // all | steps
+    const std::string mode = argc > 3 ? std::string(argv[3]) : std::string("all");  // all | steps | cpml3d
+    const bool profile = mode == "cpml3d";
     const char* sub_env = std::getenv("MANTISSA_BENCH_SUBNORMALS");
     const SubnormalMode sub = parse_subnormal_mode(sub_env ? sub_env : "flush", "MANTISSA_BENCH_SUBNORMALS");
     const auto fenv = apply_float_env(sub);
@@ -261,8 +264,9 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int threads = Kokkos::DefaultExecutionSpace::concurrency();
     // The bound, measured as the campaign measures it (workflow::measure_triad), at the start.
-    const auto triad = workflow::measure_triad(MPI_COMM_WORLD, std::size_t(1) << 25, 10);
-    const double launch = workflow::measure_launch_seconds(MPI_COMM_WORLD, 200);
+    const auto triad =
+        profile ? workflow::TriadBound{} : workflow::measure_triad(MPI_COMM_WORLD, std::size_t(1) << 25, 10);
+    const double launch = profile ? 0.0 : workflow::measure_launch_seconds(MPI_COMM_WORLD, 200);
     if (rank == 0)
       std::printf(
           "seismic step bench: order 8, 3D %d^3 and 2D %d^2 points, %d rank(s) x %d thread(s); %d repeats of "
@@ -293,6 +297,8 @@ int main(int argc, char** argv) {
     std::vector<std::array<double, 4>> ratio(cases.size());
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const auto& c = cases[ci];
+      if (profile && c.walls != Walls::cpml) continue;
+      if (profile && c.dim != 3) break;
       const int st = c.dim == 3 ? steps : 4 * steps;
       StepTiming tt[4] = {solver_step_timing<double, double>(c.dim, c.n, c.walls, c.cells, st, repeats, st),
                           solver_step_timing<float, float>(c.dim, c.n, c.walls, c.cells, st, repeats, st),
