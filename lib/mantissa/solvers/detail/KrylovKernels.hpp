@@ -429,6 +429,41 @@ struct ZFrom {
   KOKKOS_INLINE_FUNCTION K operator()(const T v) const { return K(zs * C(v)); }
 };
 
+// One row of (z, r), (z, Ap), sum z, sum r, sum Ap with z = K(zs x), host::lanes partial sums
+// per sum and a scalar remainder; Ap is read through ap(i): a stored row, or one recomputed from
+// p (the fp32 search direction). The same bits whichever ap is.
+template <class K, class C, class A>
+inline void five_sums_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KOKKOS_RESTRICT rr,
+                             const A& ap, const std::int64_t n, Sums<5>& acc) {
+  double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
+         s4[host::lanes] = {};
+  std::int64_t i = 0;
+  for (; i + host::lanes <= n; i += host::lanes)
+    for (int l = 0; l < host::lanes; ++l) {
+      const double zv = double(K(zs * xr[i + l])), rv = double(rr[i + l]), av = double(ap(i + l));
+      s0[l] += zv * rv;
+      s1[l] += zv * av;
+      s2[l] += zv;
+      s3[l] += rv;
+      s4[l] += av;
+    }
+  for (; i < n; ++i) {
+    const double zv = double(K(zs * xr[i])), rv = double(rr[i]), av = double(ap(i));
+    s0[0] += zv * rv;
+    s1[0] += zv * av;
+    s2[0] += zv;
+    s3[0] += rv;
+    s4[0] += av;
+  }
+  for (int l = 0; l < host::lanes; ++l) {
+    acc.v[0] += s0[l];
+    acc.v[1] += s1[l];
+    acc.v[2] += s2[l];
+    acc.v[3] += s3[l];
+    acc.v[4] += s4[l];
+  }
+}
+
 // (z, r), (z, Ap), sum z, sum r, sum Ap with z from x0. The three sums serve only the mean
 // projection of a singular problem: without `sums` they stay 0 (the host loop then carries two
 // accumulators, not five; the two dots are the same bits either way).
@@ -453,10 +488,9 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
           const std::int64_t o = host::at(r, k, j, i0);
           const K* KOKKOS_RESTRICT rr = rp + o;
           const K* KOKKOS_RESTRICT ar = app + o;
-          double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
-                 s4[host::lanes] = {};
-          std::int64_t i = 0;
           if (!sums) {
+            double s0[host::lanes] = {}, s1[host::lanes] = {};
+            std::int64_t i = 0;
             for (; i + host::lanes <= n; i += host::lanes)
               for (int l = 0; l < host::lanes; ++l) {
                 const double zv = double(K(zf.zs * xr[i + l]));
@@ -474,30 +508,8 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
             }
             return;
           }
-          for (; i + host::lanes <= n; i += host::lanes)
-            for (int l = 0; l < host::lanes; ++l) {
-              const double zv = double(K(zf.zs * xr[i + l])), rv = double(rr[i + l]), av = double(ar[i + l]);
-              s0[l] += zv * rv;
-              s1[l] += zv * av;
-              s2[l] += zv;
-              s3[l] += rv;
-              s4[l] += av;
-            }
-          for (; i < n; ++i) {
-            const double zv = double(K(zf.zs * xr[i])), rv = double(rr[i]), av = double(ar[i]);
-            s0[0] += zv * rv;
-            s1[0] += zv * av;
-            s2[0] += zv;
-            s3[0] += rv;
-            s4[0] += av;
-          }
-          for (int l = 0; l < host::lanes; ++l) {
-            acc.v[0] += s0[l];
-            acc.v[1] += s1[l];
-            acc.v[2] += s2[l];
-            acc.v[3] += s3[l];
-            acc.v[4] += s4[l];
-          }
+          five_sums_of_row<K>(
+              xr, zf.zs, rr, [ar](std::int64_t q) { return ar[q]; }, n, acc);
         },
         s);
     return s;
@@ -732,33 +744,7 @@ Sums<5> precond_dots_compressed(const Exec& space, const Placement& pl, const Pl
           const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
           const K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
           const StencilRow<K, P> ap = host::stencil_row(sk, p, k, j, i0);
-          double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
-                 s4[host::lanes] = {};
-          std::int64_t i = 0;
-          for (; i + host::lanes <= n; i += host::lanes)
-            for (int l = 0; l < host::lanes; ++l) {
-              const double zv = double(K(zf.zs * xr[i + l])), rv = double(rr[i + l]), av = double(ap(i + l));
-              s0[l] += zv * rv;
-              s1[l] += zv * av;
-              s2[l] += zv;
-              s3[l] += rv;
-              s4[l] += av;
-            }
-          for (; i < n; ++i) {
-            const double zv = double(K(zf.zs * xr[i])), rv = double(rr[i]), av = double(ap(i));
-            s0[0] += zv * rv;
-            s1[0] += zv * av;
-            s2[0] += zv;
-            s3[0] += rv;
-            s4[0] += av;
-          }
-          for (int l = 0; l < host::lanes; ++l) {
-            acc.v[0] += s0[l];
-            acc.v[1] += s1[l];
-            acc.v[2] += s2[l];
-            acc.v[3] += s3[l];
-            acc.v[4] += s4[l];
-          }
+          five_sums_of_row<K>(xr, zf.zs, rr, ap, n, acc);
         },
         s);
     return s;
