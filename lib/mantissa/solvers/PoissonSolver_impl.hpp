@@ -159,8 +159,8 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     std::visit(
         [&](auto& ld) {
           if (compressed)
-            detail::update_p_compressed(space, m_place, l0.place, ld.x.view(), zscale, m, beta, p32.view(),
-                                        pending, w.x.view());
+            detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, p32.view(), pending,
+                                  w.x.view());
           else
             detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, w.p.view(), pending,
                                   w.x.view());

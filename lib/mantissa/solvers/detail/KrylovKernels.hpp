@@ -4,6 +4,8 @@
 // accumulates in double. Each kernel makes one pass over the owned cells.
 #include <mantissa/solvers/detail/PoissonKernels.hpp>
 
+#include <type_traits>
+
 namespace mantissa::solvers::detail {
 
 // Sum of squares and maximum magnitude (and the plain sum) in one pass.
@@ -530,10 +532,12 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
 }
 
 // x += alpha p (the deferred step of update_r, alpha 0 skips it: the first direction), then
-// p = (z - m) + beta p with z from x0: one pass over p for both.
-template <class Exec, class T, class K, class M>
+// p = (z - m) + beta p with z from x0: one pass over p for both. p is stored in P (K, or float
+// under SolverOptions::krylov_storage = fp32: below) and every operation is computed in K; with
+// P = K the conversions are the identity.
+template <class Exec, class T, class K, class P, class M>
 void update_p_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
-                   double zscale, double m, double beta, const View3<K, M>& p, double alpha,
+                   double zscale, double m, double beta, const View3<P, M>& p, double alpha,
                    const View3<K, M>& x) {
   using C = pair_compute_t<T, K>;
   const ZFrom<T, K> zf{C(zscale)};
@@ -541,39 +545,40 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
   const bool step = alpha != 0.0;
   const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
                      dz = px.ghost[2] - pl.ghost[2];
+  const char* const label = std::is_same_v<P, K> ? "mantissa::solvers::Krylov::direction"
+                                                 : "mantissa::solvers::Krylov::direction_compressed";
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
     const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
     const T* const xp = x0.data();
-    K* const pp = p.data();
+    P* const pp = p.data();
     K* const sp = x.data();
     host::for_rows(
-        "mantissa::solvers::Krylov::direction", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
-        [=] { return host::Rows<C, 1>(n); },
+        label, space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1], [=] { return host::Rows<C, 1>(n); },
         [=](std::int64_t k, std::int64_t j, host::Rows<C, 1>& rows) {
           const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
-          const std::int64_t o = host::at(p, k, j, i0);
-          K* KOKKOS_RESTRICT pr = pp + o;
-          K* KOKKOS_RESTRICT sr = sp + o;
+          P* KOKKOS_RESTRICT pr = pp + host::at(p, k, j, i0);
+          K* KOKKOS_RESTRICT sr = sp + host::at(x, k, j, i0);
           if (step) {
             MANTISSA_SOLVERS_IVDEP
             for (std::int64_t i = 0; i < n; ++i) {
-              sr[i] += a * pr[i];
-              pr[i] = (K(zf.zs * xr[i]) - mm) + b * pr[i];
+              const K pv = K(pr[i]);
+              sr[i] += a * pv;
+              pr[i] = P((K(zf.zs * xr[i]) - mm) + b * pv);
             }
           } else {
             MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) pr[i] = (K(zf.zs * xr[i]) - mm) + b * pr[i];
+            for (std::int64_t i = 0; i < n; ++i) pr[i] = P((K(zf.zs * xr[i]) - mm) + b * K(pr[i]));
           }
         });
     return;
   }
   for_each_cell(
-      "mantissa::solvers::Krylov::direction", space, pl.owned(),
+      label, space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-        const K pv = p(k, j, i);
+        const K pv = K(p(k, j, i));
         if (step) x(k, j, i) += a * pv;
-        p(k, j, i) = (zf(x0(k + dz, j + dy, i + dx)) - mm) + b * pv;
+        p(k, j, i) = P((zf(x0(k + dz, j + dy, i + dx)) - mm) + b * pv);
       });
 }
 
@@ -762,53 +767,6 @@ Sums<5> precond_dots_compressed(const Exec& space, const Placement& pl, const Pl
       },
       s);
   return s;
-}
-
-// x += alpha p (alpha 0 skips it), then p = P((z - m) + beta p) computed in K, z from x0.
-template <class Exec, class T, class K, class P, class M>
-void update_p_compressed(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
-                         double zscale, double m, double beta, const View3<P, M>& p, double alpha,
-                         const View3<K, M>& x) {
-  using C = pair_compute_t<T, K>;
-  const ZFrom<T, K> zf{C(zscale)};
-  const K mm = K(m), b = K(beta), a = K(alpha);
-  const bool step = alpha != 0.0;
-  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
-                     dz = px.ghost[2] - pl.ghost[2];
-  if constexpr (host::is_host<Exec>()) {
-    const Box bx = pl.owned();
-    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
-    const T* const xp = x0.data();
-    P* const pp = p.data();
-    K* const sp = x.data();
-    host::for_rows(
-        "mantissa::solvers::Krylov::direction_compressed", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
-        [=] { return host::Rows<C, 1>(n); },
-        [=](std::int64_t k, std::int64_t j, host::Rows<C, 1>& rows) {
-          const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
-          P* KOKKOS_RESTRICT pr = pp + host::at(p, k, j, i0);
-          K* KOKKOS_RESTRICT sr = sp + host::at(x, k, j, i0);
-          if (step) {
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) {
-              const K pv = K(pr[i]);
-              sr[i] += a * pv;
-              pr[i] = P((K(zf.zs * xr[i]) - mm) + b * pv);
-            }
-          } else {
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) pr[i] = P((K(zf.zs * xr[i]) - mm) + b * K(pr[i]));
-          }
-        });
-    return;
-  }
-  for_each_cell(
-      "mantissa::solvers::Krylov::direction_compressed", space, pl.owned(),
-      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
-        const K pv = K(p(k, j, i));
-        if (step) x(k, j, i) += a * pv;
-        p(k, j, i) = P((zf(x0(k + dz, j + dy, i + dx)) - mm) + b * pv);
-      });
 }
 
 // x += a p with p in P.
