@@ -11,7 +11,10 @@
 # FAULT_SEED=n reproduces the random choices of a run; FAULT_TRIALS=n sets the number of
 # random signal trials (default 6); FAULT_PHASES="training the surrogate" (a comma list of
 # run.log phase lines) draws their phase from those only; FAULT_ONLY=signals runs those trials
-# and nothing else (e.g. many signals in training against an ASan build).
+# and nothing else (e.g. many signals in training against an ASan build). Every launch is
+# bounded by FAULT_RUN_LIMIT seconds (default 240): one that does not end in time is killed and
+# its trial fails as hung, naming it, instead of the whole suite running into ctest's timeout.
+# Each trial's line is printed as it ends, with the seconds since the suite started.
 set -uo pipefail
 read -r -a mpi <<<"$1"
 exe=$2 deck=$3 out=$4
@@ -24,11 +27,16 @@ rm -rf "$out"
 mkdir -p "$out"
 declare -a matrix=()
 failures=0
-note() { matrix+=("$(printf '%-34s %-10s %s' "$1" "$2" "$3")"); }
+limit=${FAULT_RUN_LIMIT:-240}
+note() {
+  matrix+=("$(printf '%-34s %-10s %s' "$1" "$2" "$3")")
+  printf '[%4ds] %-34s %-10s %s\n' "$SECONDS" "$1" "$2" "$3"
+}
 fail() {
   note "$1" FAIL "$2"
   failures=$((failures + 1))
   echo "FAIL: $1: $2"
+  show_stacks
 }
 
 # The fault matrix, and the exit status: 1 when a trial failed.
@@ -44,7 +52,12 @@ summary() {
   exit 0
 }
 
-run() { "${mpi[@]}" run "$deck" run.output_dir="$out" "$@"; }
+# A launch, bounded: timeout(1) sends SIGTERM to the launcher (Open MPI's mpirun then kills the
+# ranks) after $limit s, and SIGKILL 10 s later; exit 124 then means it hung (137, when even
+# the SIGTERM did not end it, reads as a crash below).
+launch() { timeout -k 10 "$limit" "${mpi[@]}" "$@"; }
+run() { launch run "$deck" run.output_dir="$out" "$@"; }
+hung() { [ "$1" -eq 124 ]; }
 
 # A crash is an exit by a signal other than the stop path, or an abort: 134, 136, 139, ...
 # (glibc says "corrupted ..." / "... corruption"; not "corrupt", which io's Open MPI fcoll
@@ -53,22 +66,62 @@ crashed() { [ "$1" -ge 128 ] || grep -qiE "corrupted|corruption|double free|free
 
 compare() { $py "$here/fault_compare.py" "$1" "$out/base"; }
 
+# A watchdog beside the trials: a mantissa rank of this suite alive for nearly $limit s is
+# hanging; its threads' stacks go to $out/stacks/PID.txt (gdb, where ptrace is allowed)
+# before timeout(1) ends it, and the hung trial's failure prints them.
+mkdir -p "$out/stacks"
+ours() {
+  local p=$1 n
+  for n in $(seq 1 12); do
+    p=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null) || return 1
+    [ -z "$p" ] && return 1
+    [ "$p" -eq "$$" ] && return 0
+    [ "$p" -le 1 ] && return 1
+  done
+  return 1
+}
+watchdog() {
+  local pid age
+  while sleep 5; do
+    for pid in $(pgrep -x mantissa); do
+      [ -e "$out/stacks/$pid.txt" ] && continue
+      age=$(ps -o etimes= -p "$pid" 2>/dev/null | tr -d ' ')
+      [ -n "$age" ] && [ "$age" -ge $((limit - 20)) ] && ours "$pid" || continue
+      { echo "rank pid $pid, alive ${age} s: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        timeout 15 gdb -batch -p "$pid" -ex "thread apply all bt 25" 2>&1 | grep -E '^(#|Thread)'; } >"$out/stacks/$pid.txt"
+    done
+  done
+}
+watchdog &
+watchdog_pid=$!
+trap 'kill "$watchdog_pid" 2>/dev/null' EXIT
+# The stacks the watchdog took since the last call, for a hung trial's message.
+show_stacks() {
+  local f
+  for f in "$out"/stacks/*.txt; do
+    [ -e "$f" ] || continue
+    sed 's/^/    /' "$f" | head -n 60
+    mv "$f" "$f.shown"
+  done
+}
+
 # The uninterrupted run every other trial is compared with.
 if ! run run.name=base >"$out/base.log" 2>&1; then
   cat "$out/base.log"
   echo "FAIL: the uninterrupted run failed"
+  show_stacks
   exit 1
 fi
 note "uninterrupted run" ok "the baseline"
 
 # Waits until every rank has the stop handler installed (SigCgt holds SIGTERM, bit 15, and
 # SIGUSR1, bit 10): from then on a signal is a stop request, not a kill.
-# The mantissa ranks below a background job (the job is a subshell running mpirun).
+# The mantissa ranks below a background job (the job is a subshell running timeout, mpirun
+# and the ranks, possibly below a daemon): every descendant named mantissa.
 ranks_of() {
   local c
   for c in $(pgrep -P "$1"); do
-    pgrep -P "$c" -x mantissa
-    [ "$(cat "/proc/$c/comm" 2>/dev/null)" = mantissa ] && echo "$c"
+    if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = mantissa ]; then echo "$c"; else ranks_of "$c"; fi
   done
 }
 wait_handlers() {
@@ -90,6 +143,10 @@ wait_handlers() {
 resume_and_compare() {
   local trial=$1 name=$2 rc=$3 log=$4
   shift 4
+  if hung "$rc"; then
+    fail "$trial" "hung: no exit within $limit s (killed); $(tail -n 2 "$log" | tr '\n' ' ')"
+    return
+  fi
   if crashed "$rc" "$log"; then
     fail "$trial" "crashed (exit $rc): $(grep -iE 'corrupted|corruption|free|Segm|Sanitizer|runtime error|internal' "$log" | head -2)"
     return
@@ -99,6 +156,10 @@ resume_and_compare() {
     if ! grep -qE "stopped (by|in phase|before phase)" "$log"; then fail "$trial" "exit 75 without saying it stopped"; return; fi
     run run.name="$name" "$@" --resume >"$log.resume" 2>&1
     local r2=$?
+    if hung "$r2"; then
+      fail "$trial" "--resume after the stop hung: no exit within $limit s"
+      return
+    fi
     if [ "$r2" -ne 0 ]; then fail "$trial" "--resume after the stop exited $r2: $(grep error "$log.resume" | head -1)"; return; fi
     outcome="stopped (75), resumed"
   elif [ "$rc" -eq 0 ]; then
@@ -261,7 +322,7 @@ if [ "$rc" -eq 0 ] && d=$(compare "$out/$name"); then note "the run that held th
 mkdir -p "$out/sandbox" "$out/scratch/other" "$out/foreign"
 echo precious >"$out/sandbox/keep.txt"
 echo precious >"$out/foreign/thesis.tex"
-"${mpi[@]}" run "$deck" run.output_dir="$out/scratch/other" run.name=../../sandbox --overwrite >"$out/escape.log" 2>&1
+launch run "$deck" run.output_dir="$out/scratch/other" run.name=../../sandbox --overwrite >"$out/escape.log" 2>&1
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q "run.name" "$out/escape.log" && [ -f "$out/sandbox/keep.txt" ]; then
   note "run.name=../../sandbox --overwrite" ok "refused, the sandbox intact"
@@ -303,7 +364,7 @@ run run.name="$name" campaign.stop_after_step=50 >"$out/$name.log" 2>&1
 rc=$?
 mkdir -p "$out/elsewhere"
 mv "$out/$name" "$out/elsewhere/renamed"
-"${mpi[@]}" run "$deck" run.output_dir="$out/elsewhere" run.name=renamed campaign.stop_after_step=50 --resume \
+launch run "$deck" run.output_dir="$out/elsewhere" run.name=renamed campaign.stop_after_step=50 --resume \
   >"$out/$name.log.resume" 2>&1
 r2=$?
 if [ "$rc" -eq 75 ] && [ "$r2" -eq 0 ] && d=$($py "$here/fault_compare.py" "$out/elsewhere/renamed" "$out/base"); then
@@ -347,7 +408,7 @@ fi
 mnt="$out/mnt"
 mkdir -p "$mnt"
 if mount -t tmpfs -o size=1m,ro tmpfs "$mnt" 2>/dev/null; then
-  "${mpi[@]}" run "$deck" run.output_dir="$mnt" run.name=ro >"$out/ro.log" 2>&1
+  launch run "$deck" run.output_dir="$mnt" run.name=ro >"$out/ro.log" 2>&1
   rc=$?
   umount "$mnt"
   if [ "$rc" -eq 1 ] && grep -qi "writable" "$out/ro.log" && ! grep -q "running reference" "$out/ro.log"; then
@@ -356,7 +417,7 @@ if mount -t tmpfs -o size=1m,ro tmpfs "$mnt" 2>/dev/null; then
     fail "read-only output directory" "exit $rc: $(grep error "$out/ro.log" | head -1)"
   fi
   mount -t tmpfs -o size=1m tmpfs "$mnt"
-  "${mpi[@]}" run "$deck" run.output_dir="$mnt" run.name=full >"$out/full.log" 2>&1
+  launch run "$deck" run.output_dir="$mnt" run.name=full >"$out/full.log" 2>&1
   rc=$?
   umount "$mnt"
   if [ "$rc" -eq 1 ] && grep -q "free but the run writes up to" "$out/full.log" && ! grep -q "running reference" "$out/full.log"; then
