@@ -103,65 +103,150 @@ inline CpmlRows<C, R> cpml_rows(const S* p, long x, long sy, long sz, int n, Cpm
 
 // Which parts of a row of n points starting at storage x index x0 need axis a's full CPML
 // work (CpmlSlabs): [0, lo) and [hi, n); [lo, hi) may be skipped. `radius` 0: the memory
-// update's rule, R: the p update's.
+// update's rule, R: the p update's. The skipped part is shrunk so that lo and n - hi are
+// multiples of split_points<C> (64 bytes: one AVX-512 vector, two AVX2 ones), or the whole row
+// gets the full work ({n, n}) when nothing would be left to skip: the full work is exact at every
+// point, the skip only inside [lo, hi), so shrinking it changes no bit; the x parts then run whole
+// vectors instead of a scalar remainder each (20 points of the p update: fp32 had 4 left over).
 struct RowSplit {
   int lo, hi;
 };
+template <class C>
+inline constexpr int split_points = int(64 / sizeof(C));
+template <class C>
 inline RowSplit split_row(const CpmlSlabs& slabs, int axis, int x0, int n, int radius) {
+  constexpr int v = split_points<C>;
   const int lo = std::clamp(slabs.lo[axis] + radius - x0, 0, n);
   const int hi = std::clamp(slabs.hi[axis] - radius - x0, 0, n);
-  return {lo, std::max(lo, hi)};
+  const int lo_up = std::min(n, (lo + v - 1) / v * v);
+  const int hi_down = n - std::min(n, (n - hi + v - 1) / v * v);
+  if (hi_down <= lo_up) return {n, n};
+  return {lo_up, hi_down};
 }
 
-// psi_a[i] <- b_a psi_a[i] + a_a dp/dx_a[i] for one row (first_derivative + cpml_memory), on the
-// parts of the row in axis a's own slab (x: [0, x.lo) and [x.hi, n); y and z: the whole row when
-// do_y / do_z, else none; elsewhere psi_a stays +0, CpmlSlabs). a0/b0 point at the row's first
-// point of the x profile; (a1, b1), (a2, b2) are the row's y and z coefficients.
-template <int R, int Dim, class C>
-inline void memory_row(const CpmlRows<C, R>& pr, C* psi0, C* psi1, C* psi2, const C* a0, const C* b0, C a1,
-                       C b1, C a2, C b2, int n, RowSplit x, bool do_y, bool do_z,
-                       const StencilWeights<C, R>& w) {
-  C d1[3][R + 1];  // local copies: stores to psi may alias w as far as the compiler knows
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s <= R; ++s) d1[a][s] = w.d1[a][s];
-  const auto x_part = [&](int i0, int i1) {
-    const C* KOKKOS_RESTRICT c = pr.c;
-    const C* KOKKOS_RESTRICT ar = a0;
-    const C* KOKKOS_RESTRICT br = b0;
-    C* KOKKOS_RESTRICT out = psi0;
-    MANTISSA_HOST_IVDEP
-    for (int i = i0; i < i1; ++i) {
-      C d = C(0);
-      for (int s = 1; s <= R; ++s) d += d1[0][s] * (c[i + s] - c[i - s]);
-      out[i] = cpml_memory<C>(out[i], ar[i], br[i], d);
-    }
-  };
-  x_part(0, x.lo);
-  x_part(x.hi, n);
-  if (do_y) {
-    C* KOKKOS_RESTRICT out = psi1;
-    MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {
-      C d = C(0);
-      for (int s = 1; s <= R; ++s) d += d1[1][s] * (pr.yp[s - 1][i] - pr.ym[s - 1][i]);
-      out[i] = cpml_memory<C>(out[i], a1, b1, d);
-    }
+// The weights of the CPML kernels as arrays local to the function that loops over a block's
+// rows: stores to psi, zeta and p_old may alias a StencilWeights reached through a reference as
+// far as the compiler knows, a local copy it can keep in registers. Copied once per block of rows
+// (it was once per row, about 60 instructions a row: issue 11's callgrind profile).
+template <class C, int R>
+struct LocalWeights {
+  C d2[3][R + 1];
+  C d1[3][R + 1];
+  explicit LocalWeights(const StencilWeights<C, R>& w) {
+    for (int a = 0; a < 3; ++a)
+      for (int s = 0; s <= R; ++s) {
+        d2[a][s] = w.d2[a][s];
+        d1[a][s] = w.d1[a][s];
+      }
   }
-  if constexpr (Dim == 3) {
-    if (do_z) {
-      C* KOKKOS_RESTRICT out = psi2;
+};
+
+// The three axes' memory fields (psi or zeta) as base pointers (the third null in 2D) with their
+// plane and row strides, and the three axes' profiles a, b as pointers: what both updates take
+// from their arguments.
+template <class C, int Dim>
+struct AxisFields {
+  C* f[3];
+  long sz, sy;
+  template <class MemField>
+  explicit AxisFields(const std::array<MemField, 3>& m)
+      : f{m[0].view().data(), m[1].view().data(), Dim == 3 ? m[2].view().data() : nullptr},
+        sz(long(m[0].view().stride(0))),
+        sy(long(m[0].view().stride(1))) {}
+};
+template <class C>
+struct AxisProfiles {
+  const C* a[3];
+  const C* b[3];
+  template <class Profile>
+  AxisProfiles(const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb)
+      : a{pa[0].data(), pa[1].data(), pa[2].data()}, b{pb[0].data(), pb[1].data(), pb[2].data()} {}
+};
+
+// What the memory update of one box reads and writes: p (compute type or storage), its strides,
+// psi, the profiles, the box's x range and its split (radius 0), the slabs.
+template <class C, int Dim, class P>
+struct MemoryBox {
+  const P* p;
+  long sz, sy;
+  AxisFields<C, Dim> psi;
+  AxisProfiles<C> prof;
+  int x0, nx;
+  RowSplit xs;
+  CpmlSlabs slabs;
+};
+
+// psi_a <- b_a psi_a + a_a dp/dx_a (first_derivative + cpml_memory) for the rows [j0, j1) of
+// plane k, on the parts of each row in axis a's own slab (x: [0, xs.lo) and [xs.hi, n); y and z:
+// the whole row when the row's y / the plane's z is in the slab; elsewhere psi_a stays +0,
+// CpmlSlabs).
+template <int R, int Dim, class C, class P>
+void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weights, int k, int j0, int j1,
+                 CpmlScratch<C>& scratch) {
+  const LocalWeights<C, R> w(weights);
+  const int n = b.nx;
+  const RowSplit x = b.xs;
+  const C a2 = Dim == 3 ? b.prof.a[2][k] : C(0), b2 = Dim == 3 ? b.prof.b[2][k] : C(0);
+  const bool do_z = Dim == 3 && b.slabs.memory(2, k);
+  const C* const a0 = b.prof.a[0] + b.x0;
+  const C* const b0 = b.prof.b[0] + b.x0;
+  for (int j = j0; j < j1; ++j) {
+    const bool do_y = b.slabs.memory(1, j);
+    if (x.lo == 0 && x.hi == n && !do_y && !do_z) continue;  // nothing to update
+    const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
+    const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
+    const auto x_part = [&](int i0, int i1) {
+      const C* KOKKOS_RESTRICT c = pr.c;
+      const C* KOKKOS_RESTRICT ar = a0;
+      const C* KOKKOS_RESTRICT br = b0;
+      C* KOKKOS_RESTRICT out = b.psi.f[0] + mx;
+      MANTISSA_HOST_IVDEP
+      for (int i = i0; i < i1; ++i) {
+        C d = C(0);
+        for (int s = 1; s <= R; ++s) d += w.d1[0][s] * (c[i + s] - c[i - s]);
+        out[i] = cpml_memory<C>(out[i], ar[i], br[i], d);
+      }
+    };
+    x_part(0, x.lo);
+    x_part(x.hi, n);
+    if (do_y) {
+      const C a1 = b.prof.a[1][j], b1 = b.prof.b[1][j];
+      C* KOKKOS_RESTRICT out = b.psi.f[1] + mx;
       MANTISSA_HOST_IVDEP
       for (int i = 0; i < n; ++i) {
         C d = C(0);
-        for (int s = 1; s <= R; ++s) d += d1[2][s] * (pr.zp[s - 1][i] - pr.zm[s - 1][i]);
-        out[i] = cpml_memory<C>(out[i], a2, b2, d);
+        for (int s = 1; s <= R; ++s) d += w.d1[1][s] * (pr.yp[s - 1][i] - pr.ym[s - 1][i]);
+        out[i] = cpml_memory<C>(out[i], a1, b1, d);
       }
     }
-  } else {
-    (void)psi2;
-    (void)a2;
-    (void)b2;
-    (void)do_z;
+    if constexpr (Dim == 3) {
+      if (do_z) {
+        C* KOKKOS_RESTRICT out = b.psi.f[2] + mx;
+        MANTISSA_HOST_IVDEP
+        for (int i = 0; i < n; ++i) {
+          C d = C(0);
+          for (int s = 1; s <= R; ++s) d += w.d1[2][s] * (pr.zp[s - 1][i] - pr.zm[s - 1][i]);
+          out[i] = cpml_memory<C>(out[i], a2, b2, d);
+        }
+      }
+    } else {
+      (void)a2;
+      (void)b2;
+    }
+  }
+}
+
+// Second derivative of p along y or z from the rows -s (m[s-1]) and +s (p[s-1]).
+template <int R, class C>
+inline void second_derivative_row(const C* c, const C* const* m, const C* const* p, C* out, int n,
+                                  const C (&d2)[R + 1]) {
+  const C* KOKKOS_RESTRICT cr = c;
+  C* KOKKOS_RESTRICT o = out;
+  MANTISSA_HOST_IVDEP
+  for (int i = 0; i < n; ++i) {
+    C s = d2[0] * cr[i];
+    for (int r = 1; r <= R; ++r) s += d2[r] * (m[r - 1][i] + p[r - 1][i]);
+    o[i] = s;
   }
 }
 
@@ -191,20 +276,6 @@ inline void zeta_pass(const C* d2p, const C* psi, long stride, C* zeta, C a, C b
   }
 }
 
-// Second derivative of p along y or z from the rows -s (m[s-1]) and +s (p[s-1]).
-template <int R, class C>
-inline void second_derivative_row(const C* c, const C* const* m, const C* const* p, C* out, int n,
-                                  const C (&d2)[R + 1]) {
-  const C* KOKKOS_RESTRICT cr = c;
-  C* KOKKOS_RESTRICT o = out;
-  MANTISSA_HOST_IVDEP
-  for (int i = 0; i < n; ++i) {
-    C s = d2[0] * cr[i];
-    for (int r = 1; r <= R; ++r) s += d2[r] * (m[r - 1][i] + p[r - 1][i]);
-    o[i] = s;
-  }
-}
-
 // acc <- acc + (second derivative of p along y or z + 0): the term of an axis whose psi and zeta
 // are +0 around the row (CpmlSlabs), the same bits as second_derivative_row + zeta_pass there.
 template <int R, class C>
@@ -220,87 +291,168 @@ inline void second_derivative_add_row(const C* c, const C* const* m, const C* co
   }
 }
 
-// The CPML update of one row: zeta_a updated, q <- leapfrog(p, q, m, sum_a d2_a + zeta_a).
-// psi[a] / zeta[a] point at the row's first point of each memory field, psi_stride[a] is the
-// stride of axis a in that field. Axis a's full term only where CpmlSlabs says (x: [0, x.lo) and
-// [x.hi, n); y, z: the whole row when do_y / do_z), elsewhere its second derivative + 0.
-template <int R, int Dim, class C, class S, class M>
-inline void update_cpml_row(const CpmlRows<C, R>& pr, C* const* psi, const long* psi_stride, C* const* zeta,
-                            const C* a0, const C* b0, C a1, C b1, C a2, C b2, S* q, const M* m, int n,
-                            RowSplit x, bool do_y, bool do_z, const StencilWeights<C, R>& w,
-                            CpmlScratch<C>& scratch) {
-  C d2w[3][R + 1], d1w[3][R + 1];
-  for (int a = 0; a < 3; ++a)
-    for (int s = 0; s <= R; ++s) {
-      d2w[a][s] = w.d2[a][s];
-      d1w[a][s] = w.d1[a][s];
-    }
+// second_derivative_add_row and the leapfrog in one loop, for the last axis when p_old is stored
+// in the compute type: q <- leapfrog(c, q, m, acc + (d2p + 0)), the same operations in the same
+// order as the two loops, without the row sum's store and reload and one loop's control.
+template <int R, class C, class M>
+inline void second_derivative_leapfrog_row(const C* c, const C* const* m, const C* const* p, const C* acc,
+                                           C* q, const M* model, int n, const C (&d2)[R + 1]) {
+  const C* KOKKOS_RESTRICT cr = c;
+  const C* KOKKOS_RESTRICT ac = acc;
+  C* KOKKOS_RESTRICT qr = q;
+  const M* KOKKOS_RESTRICT mr = model;
+  MANTISSA_HOST_IVDEP
+  for (int i = 0; i < n; ++i) {
+    C s = d2[0] * cr[i];
+    for (int r = 1; r <= R; ++r) s += d2[r] * (m[r - 1][i] + p[r - 1][i]);
+    qr[i] = leapfrog<C>(cr[i], qr[i], C(mr[i]), ac[i] + (s + C(0)));
+  }
+}
+
+// zeta_pass and the leapfrog in one loop (p_old in the compute type): zeta updated as there and
+// q <- leapfrog(c, q, m, acc + (d2 + zeta)).
+template <int R, class C, class M>
+inline void zeta_leapfrog_pass(const C* d2p, const C* psi, long stride, C* zeta, C a, C b, const C* acc,
+                               const C* c, C* q, const M* model, int n, const C (&d1)[R + 1]) {
+  const C* KOKKOS_RESTRICT dr = d2p;
+  C* KOKKOS_RESTRICT zr = zeta;
+  const C* KOKKOS_RESTRICT ac = acc;
+  const C* KOKKOS_RESTRICT cr = c;
+  C* KOKKOS_RESTRICT qr = q;
+  const M* KOKKOS_RESTRICT mr = model;
+  const C* pm[R];
+  const C* pp[R];
+  for (int s = 1; s <= R; ++s) {
+    pm[s - 1] = psi - s * stride;
+    pp[s - 1] = psi + s * stride;
+  }
+  MANTISSA_HOST_IVDEP
+  for (int i = 0; i < n; ++i) {
+    C f = C(0);
+    for (int s = 1; s <= R; ++s) f += d1[s] * (pp[s - 1][i] - pm[s - 1][i]);
+    const C d2 = dr[i] + f;
+    const C z = cpml_memory<C>(zr[i], a, b, d2);
+    zr[i] = z;
+    qr[i] = leapfrog<C>(cr[i], qr[i], C(mr[i]), ac[i] + (d2 + z));
+  }
+}
+
+// What the p update of one box reads and writes: p (compute type or storage), p_old (q) and the
+// model (m) with p's strides, psi and zeta, the profiles, the box's x range and its split
+// (radius R), the slabs.
+template <class C, int Dim, class P, class S, class M>
+struct UpdateBox {
+  const P* p;
+  S* q;
+  const M* m;
+  long sz, sy;
+  AxisFields<C, Dim> psi, zeta;
+  AxisProfiles<C> prof;
+  int x0, nx;
+  RowSplit xs;
+  CpmlSlabs slabs;
+};
+
+// The CPML update of the rows [j0, j1) of plane k: zeta_a updated, q <- leapfrog(p, q, m,
+// sum_a d2_a + zeta_a). Axis a's full term only where CpmlSlabs says (x: [0, xs.lo) and
+// [xs.hi, n); y, z: the whole row when its y / the plane's z needs it), elsewhere its second
+// derivative + 0. Per row: the x term into the row sum (three loops: the middle and the two x
+// parts), then y, then z, the last axis's loop doing the leapfrog too when p_old is stored in
+// the compute type.
+template <int R, int Dim, class C, class P, class S, class M>
+void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>& weights, int k, int j0,
+                 int j1, CpmlScratch<C>& scratch) {
+  constexpr bool fused = std::is_same<S, C>::value;
+  const LocalWeights<C, R> w(weights);
+  const int n = b.nx;
+  const RowSplit x = b.xs;
+  const C a2 = Dim == 3 ? b.prof.a[2][k] : C(0), b2 = Dim == 3 ? b.prof.b[2][k] : C(0);
+  const bool do_z = Dim == 3 && b.slabs.update(2, k, R);
+  const C* const a0 = b.prof.a[0] + b.x0;
+  const C* const b0 = b.prof.b[0] + b.x0;
   C* KOKKOS_RESTRICT acc = scratch.acc.data();
-  {  // x, where psi_x and zeta_x are +0 around the point: sum = 0 + (d2 + 0)
-    const C* KOKKOS_RESTRICT c = pr.c;
-    MANTISSA_HOST_IVDEP
-    for (int i = x.lo; i < x.hi; ++i) {
-      C s = d2w[0][0] * c[i];
-      for (int r = 1; r <= R; ++r) s += d2w[0][r] * (c[i - r] + c[i + r]);
-      C sum = C(0);
-      sum += s + C(0);
-      acc[i] = sum;
-    }
-  }
-  const auto x_part = [&](int i0, int i1) {  // x: sum = 0 + (d2 + zeta)
-    const C* KOKKOS_RESTRICT c = pr.c;
-    const C* KOKKOS_RESTRICT ps = psi[0];
-    const C* KOKKOS_RESTRICT ar = a0;
-    const C* KOKKOS_RESTRICT br = b0;
-    C* KOKKOS_RESTRICT zr = zeta[0];
-    MANTISSA_HOST_IVDEP
-    for (int i = i0; i < i1; ++i) {
-      C s = d2w[0][0] * c[i];
-      for (int r = 1; r <= R; ++r) s += d2w[0][r] * (c[i - r] + c[i + r]);
-      C f = C(0);
-      for (int r = 1; r <= R; ++r) f += d1w[0][r] * (ps[i + r] - ps[i - r]);
-      const C d2 = s + f;
-      const C z = cpml_memory<C>(zr[i], ar[i], br[i], d2);
-      zr[i] = z;
-      C sum = C(0);
-      sum += d2 + z;
-      acc[i] = sum;
-    }
-  };
-  x_part(0, x.lo);
-  x_part(x.hi, n);
   C* KOKKOS_RESTRICT d2 = scratch.d2.data();
-  if (do_y) {
-    second_derivative_row<R>(pr.c, pr.ym, pr.yp, d2, n, d2w[1]);
-    zeta_pass<R>(d2, psi[1], psi_stride[1], zeta[1], a1, b1, acc, n, d1w[1]);
-  } else {
-    second_derivative_add_row<R>(pr.c, pr.ym, pr.yp, acc, n, d2w[1]);
-  }
-  if constexpr (Dim == 3) {
-    if (do_z) {
-      second_derivative_row<R>(pr.c, pr.zm, pr.zp, d2, n, d2w[2]);
-      zeta_pass<R>(d2, psi[2], psi_stride[2], zeta[2], a2, b2, acc, n, d1w[2]);
-    } else {
-      second_derivative_add_row<R>(pr.c, pr.zm, pr.zp, acc, n, d2w[2]);
+  for (int j = j0; j < j1; ++j) {
+    const bool do_y = b.slabs.update(1, j, R);
+    const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
+    const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
+    S* const q = b.q + xo;
+    const M* const m = b.m + xo;
+    {  // x, where psi_x and zeta_x are +0 around the point: sum = 0 + (d2 + 0)
+      const C* KOKKOS_RESTRICT c = pr.c;
+      MANTISSA_HOST_IVDEP
+      for (int i = x.lo; i < x.hi; ++i) {
+        C s = w.d2[0][0] * c[i];
+        for (int r = 1; r <= R; ++r) s += w.d2[0][r] * (c[i - r] + c[i + r]);
+        C sum = C(0);
+        sum += s + C(0);
+        acc[i] = sum;
+      }
     }
-  } else {
-    (void)a2;
-    (void)b2;
-    (void)do_z;
-  }
-  const C* KOKKOS_RESTRICT c = pr.c;
-  const M* KOKKOS_RESTRICT mr = m;
-  if constexpr (std::is_same<S, C>::value) {
-    S* KOKKOS_RESTRICT qr = q;
-    MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) qr[i] = leapfrog<C>(c[i], qr[i], C(mr[i]), acc[i]);
-  } else {
-    C* KOKKOS_RESTRICT old = scratch.old.data();
-    C* KOKKOS_RESTRICT out = scratch.out.data();
-    decode<C>(q, old, n);
-    MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) out[i] = leapfrog<C>(c[i], old[i], C(mr[i]), acc[i]);
-    encode<S>(out, q, n);
+    const auto x_part = [&](int i0, int i1) {  // x: sum = 0 + (d2 + zeta)
+      const C* KOKKOS_RESTRICT c = pr.c;
+      const C* KOKKOS_RESTRICT ps = b.psi.f[0] + mx;
+      const C* KOKKOS_RESTRICT ar = a0;
+      const C* KOKKOS_RESTRICT br = b0;
+      C* KOKKOS_RESTRICT zr = b.zeta.f[0] + mx;
+      MANTISSA_HOST_IVDEP
+      for (int i = i0; i < i1; ++i) {
+        C s = w.d2[0][0] * c[i];
+        for (int r = 1; r <= R; ++r) s += w.d2[0][r] * (c[i - r] + c[i + r]);
+        C f = C(0);
+        for (int r = 1; r <= R; ++r) f += w.d1[0][r] * (ps[i + r] - ps[i - r]);
+        const C dd = s + f;
+        const C z = cpml_memory<C>(zr[i], ar[i], br[i], dd);
+        zr[i] = z;
+        C sum = C(0);
+        sum += dd + z;
+        acc[i] = sum;
+      }
+    };
+    x_part(0, x.lo);
+    x_part(x.hi, n);
+    // Axis a (1 = y, 2 = z) into the row sum; the last one also does the leapfrog when fused.
+    const auto axis_pass = [&](int a, bool full, const C* const* rm, const C* const* rp, C ca, C cb,
+                               bool last) {
+      const long stride = a == 1 ? b.psi.sy : b.psi.sz;
+      if (full) {
+        second_derivative_row<R>(pr.c, rm, rp, d2, n, w.d2[a]);
+        if constexpr (fused) {
+          if (last) {
+            zeta_leapfrog_pass<R>(d2, b.psi.f[a] + mx, stride, b.zeta.f[a] + mx, ca, cb, acc, pr.c, q, m, n,
+                                  w.d1[a]);
+            return;
+          }
+        }
+        zeta_pass<R>(d2, b.psi.f[a] + mx, stride, b.zeta.f[a] + mx, ca, cb, acc, n, w.d1[a]);
+      } else {
+        if constexpr (fused) {
+          if (last) {
+            second_derivative_leapfrog_row<R>(pr.c, rm, rp, acc, q, m, n, w.d2[a]);
+            return;
+          }
+        }
+        second_derivative_add_row<R>(pr.c, rm, rp, acc, n, w.d2[a]);
+      }
+    };
+    axis_pass(1, do_y, pr.ym, pr.yp, b.prof.a[1][j], b.prof.b[1][j], Dim == 2);
+    if constexpr (Dim == 3) {
+      axis_pass(2, do_z, pr.zm, pr.zp, a2, b2, true);
+    } else {
+      (void)a2;
+      (void)b2;
+      (void)do_z;
+    }
+    if constexpr (!fused) {
+      const C* KOKKOS_RESTRICT c = pr.c;
+      const M* KOKKOS_RESTRICT mr = m;
+      C* KOKKOS_RESTRICT old = scratch.old.data();
+      C* KOKKOS_RESTRICT out = scratch.out.data();
+      decode<C>(q, old, n);
+      MANTISSA_HOST_IVDEP
+      for (int i = 0; i < n; ++i) out[i] = leapfrog<C>(c[i], old[i], C(mr[i]), acc[i]);
+      encode<S>(out, q, n);
+    }
   }
 }
 
@@ -321,56 +473,28 @@ void for_each_row_block(const char* label, const ExecSpace& space, const Box& bo
   });
 }
 
-// The three axes' memory fields (psi or zeta) as base pointers (the third null in 2D) with their
-// plane and row strides, and the three axes' profiles a, b as pointers: what both updates take
-// from their arguments.
-template <class C, int Dim>
-struct AxisFields {
-  C* f[3];
-  long sz, sy;
-  template <class MemField>
-  explicit AxisFields(const std::array<MemField, 3>& m)
-      : f{m[0].view().data(), m[1].view().data(), Dim == 3 ? m[2].view().data() : nullptr},
-        sz(long(m[0].view().stride(0))),
-        sy(long(m[0].view().stride(1))) {}
-};
-template <class C>
-struct AxisProfiles {
-  const C* a[3];
-  const C* b[3];
-  template <class Profile>
-  AxisProfiles(const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb)
-      : a{pa[0].data(), pa[1].data(), pa[2].data()}, b{pb[0].data(), pb[1].data(), pb[2].data()} {}
-};
-
 template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
                        const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
                        const StencilWeights<C, R>& w) {
-  using S = typename PView::value_type;
+  using P = typename PView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::pml_memory_update runs on host back-ends only");
-  const S* const pp = p.data();
-  const long sz = long(p.stride(0)), sy = long(p.stride(1));
-  const AxisFields<C, Dim> ps(psi);
-  const AxisProfiles<C> pr(pa, pb);
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
-  const RowSplit xs = split_row(slabs, 0, x0, nx, 0);
+  const MemoryBox<C, Dim, P> b{p.data(),
+                               long(p.stride(0)),
+                               long(p.stride(1)),
+                               AxisFields<C, Dim>(psi),
+                               AxisProfiles<C>(pa, pb),
+                               x0,
+                               nx,
+                               split_row<C>(slabs, 0, x0, nx, 0),
+                               slabs};
   for_each_row_block("mantissa::seismic::Solver::step::pml_memory", space, box,
                      [=](const int k, const int j0, const int j1) {
                        thread_local CpmlScratch<C> scratch;
                        scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
-                       const C ca2 = Dim == 3 ? pr.a[2][k] : C(0), cb2 = Dim == 3 ? pr.b[2][k] : C(0);
-                       const bool do_z = Dim == 3 && slabs.memory(2, k);
-                       for (int j = j0; j < j1; ++j) {
-                         const bool do_y = slabs.memory(1, j);
-                         if (xs.lo == 0 && xs.hi == nx && !do_y && !do_z) continue;  // nothing to update
-                         const long x = k * sz + j * sy + x0, mx = k * ps.sz + j * ps.sy + x0;
-                         const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
-                         memory_row<R, Dim>(rows, ps.f[0] + mx, ps.f[1] + mx,
-                                            Dim == 3 ? ps.f[2] + mx : nullptr, pr.a[0] + x0, pr.b[0] + x0,
-                                            pr.a[1][j], pr.b[1][j], ca2, cb2, nx, xs, do_y, do_z, w);
-                       }
+                       memory_rows<R, Dim>(b, w, k, j0, j1, scratch);
                      });
 }
 
@@ -385,31 +509,25 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
   using S = typename QView::value_type;
   using M = typename MView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::pml_update runs on host back-ends only");
-  const P* const pp = p.data();
-  S* const qp = q.data();
-  const M* const mp = m.data();
-  const long sz = long(p.stride(0)), sy = long(p.stride(1));
-  const AxisFields<C, Dim> ps(psi), zs(zeta);
-  const AxisProfiles<C> pr(pa, pb);
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
-  const RowSplit xs = split_row(slabs, 0, x0, nx, R);
-  for_each_row_block(
-      "mantissa::seismic::Solver::step::pml", space, box, [=](const int k, const int j0, const int j1) {
-        thread_local CpmlScratch<C> scratch;
-        scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
-        const C ca2 = Dim == 3 ? pr.a[2][k] : C(0), cb2 = Dim == 3 ? pr.b[2][k] : C(0);
-        const long psi_stride[3] = {1, ps.sy, ps.sz};
-        const bool do_z = Dim == 3 && slabs.update(2, k, R);
-        for (int j = j0; j < j1; ++j) {
-          const bool do_y = slabs.update(1, j, R);
-          const long x = k * sz + j * sy + x0, mx = k * ps.sz + j * ps.sy + x0;
-          const auto rows = cpml_rows<R, Dim>(pp, x, sy, sz, nx, scratch);
-          C* const psi_row[3] = {ps.f[0] + mx, ps.f[1] + mx, Dim == 3 ? ps.f[2] + mx : nullptr};
-          C* const zeta_row[3] = {zs.f[0] + mx, zs.f[1] + mx, Dim == 3 ? zs.f[2] + mx : nullptr};
-          update_cpml_row<R, Dim>(rows, psi_row, psi_stride, zeta_row, pr.a[0] + x0, pr.b[0] + x0, pr.a[1][j],
-                                  pr.b[1][j], ca2, cb2, qp + x, mp + x, nx, xs, do_y, do_z, w, scratch);
-        }
-      });
+  const UpdateBox<C, Dim, P, S, M> b{p.data(),
+                                     q.data(),
+                                     m.data(),
+                                     long(p.stride(0)),
+                                     long(p.stride(1)),
+                                     AxisFields<C, Dim>(psi),
+                                     AxisFields<C, Dim>(zeta),
+                                     AxisProfiles<C>(pa, pb),
+                                     x0,
+                                     nx,
+                                     split_row<C>(slabs, 0, x0, nx, R),
+                                     slabs};
+  for_each_row_block("mantissa::seismic::Solver::step::pml", space, box,
+                     [=](const int k, const int j0, const int j1) {
+                       thread_local CpmlScratch<C> scratch;
+                       scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
+                       update_rows<R, Dim>(b, w, k, j0, j1, scratch);
+                     });
 }
 
 // out <- C(p) on a box, rows of x through decode() (detail::decode_box's host form).
