@@ -18,7 +18,11 @@
 //   skips the axis and the p update adds only its second derivative (+ 0, the same bits). With
 //   CPML on every face of a 3D grid most CPML points are in one or two slabs, not three.
 // - Work items are blocks of rows of one plane, enough of them to keep every thread busy even
-//   for the thin boxes of a 2D deck.
+//   for the thin boxes of a 2D deck. What does not change from row to row (the weights' local
+//   copy, the profiles' row pointers) is set up once per block: most CPML rows are short (the x
+//   slabs' rows are the layer's width), so per-row set-up costs as much as the arithmetic there.
+// - The last axis's pass of the p update also does the leapfrog (no separate loop), in place on
+//   p_old, or on its row decoded into the compute type and encoded after it.
 //
 // Host only: nothing here is compiled for or called from device code.
 #include <seismic/detail/HostStencil.hpp>
@@ -46,10 +50,10 @@ struct CpmlRows {
 };
 
 // Scratch of one thread: decoded rows of p (storage other than the compute type), the row sum,
-// a row of second derivatives, and p_old in and out in the compute type.
+// a row of second derivatives, and p_old's row in the compute type (storage other than it).
 template <class C>
 struct CpmlScratch {
-  std::vector<C> rows, acc, d2, old, out;
+  std::vector<C> rows, acc, d2, old;
   void reserve(int n, int rows_needed, int radius) {
     const std::size_t len = std::size_t(n + 2 * radius);
     if (rows.size() < len * std::size_t(rows_needed)) rows.resize(len * std::size_t(rows_needed));
@@ -57,7 +61,6 @@ struct CpmlScratch {
       acc.resize(std::size_t(n));
       d2.resize(std::size_t(n));
       old.resize(std::size_t(n));
-      out.resize(std::size_t(n));
     }
   }
 };
@@ -291,9 +294,10 @@ inline void second_derivative_add_row(const C* c, const C* const* m, const C* co
   }
 }
 
-// second_derivative_add_row and the leapfrog in one loop, for the last axis when p_old is stored
-// in the compute type: q <- leapfrog(c, q, m, acc + (d2p + 0)), the same operations in the same
-// order as the two loops, without the row sum's store and reload and one loop's control.
+// second_derivative_add_row and the leapfrog in one loop, for the last axis (q: p_old's row in the
+// compute type, updated in place): q <- leapfrog(c, q, m, acc + (d2p + 0)), the same operations
+// in the same order as the two loops, without the row sum's store and reload and one loop's
+// control.
 template <int R, class C, class M>
 inline void second_derivative_leapfrog_row(const C* c, const C* const* m, const C* const* p, const C* acc,
                                            C* q, const M* model, int n, const C (&d2)[R + 1]) {
@@ -309,7 +313,7 @@ inline void second_derivative_leapfrog_row(const C* c, const C* const* m, const 
   }
 }
 
-// zeta_pass and the leapfrog in one loop (p_old in the compute type): zeta updated as there and
+// zeta_pass and the leapfrog in one loop (q as above): zeta updated as there and
 // q <- leapfrog(c, q, m, acc + (d2 + zeta)).
 template <int R, class C, class M>
 inline void zeta_leapfrog_pass(const C* d2p, const C* psi, long stride, C* zeta, C a, C b, const C* acc,
@@ -356,13 +360,12 @@ struct UpdateBox {
 // The CPML update of the rows [j0, j1) of plane k: zeta_a updated, q <- leapfrog(p, q, m,
 // sum_a d2_a + zeta_a). Axis a's full term only where CpmlSlabs says (x: [0, xs.lo) and
 // [xs.hi, n); y, z: the whole row when its y / the plane's z needs it), elsewhere its second
-// derivative + 0. Per row: the x term into the row sum (three loops: the middle and the two x
-// parts), then y, then z, the last axis's loop doing the leapfrog too when p_old is stored in
-// the compute type.
+// derivative + 0. Per row: the x term into the row sum (the middle and the two x parts), then y,
+// then z, whose loop also does the leapfrog, in place on p_old (storage in the compute type) or
+// on its decoded row, encoded after it.
 template <int R, int Dim, class C, class P, class S, class M>
 void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>& weights, int k, int j0,
                  int j1, CpmlScratch<C>& scratch) {
-  constexpr bool fused = std::is_same<S, C>::value;
   const LocalWeights<C, R> w(weights);
   const int n = b.nx;
   const RowSplit x = b.xs;
@@ -378,6 +381,14 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
     const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
     S* const q = b.q + xo;
     const M* const m = b.m + xo;
+    // p_old's row in the compute type, updated in place by the last pass.
+    C* qc = nullptr;
+    if constexpr (std::is_same<S, C>::value) {
+      qc = q;
+    } else {
+      qc = scratch.old.data();
+      decode<C>(q, qc, n);
+    }
     {  // x, where psi_x and zeta_x are +0 around the point: sum = 0 + (d2 + 0)
       const C* KOKKOS_RESTRICT c = pr.c;
       MANTISSA_HOST_IVDEP
@@ -411,27 +422,20 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
     };
     x_part(0, x.lo);
     x_part(x.hi, n);
-    // Axis a (1 = y, 2 = z) into the row sum; the last one also does the leapfrog when fused.
+    // Axis a (1 = y, 2 = z) into the row sum; the last one does the leapfrog instead.
     const auto axis_pass = [&](int a, bool full, const C* const* rm, const C* const* rp, C ca, C cb,
                                bool last) {
       const long stride = a == 1 ? b.psi.sy : b.psi.sz;
       if (full) {
         second_derivative_row<R>(pr.c, rm, rp, d2, n, w.d2[a]);
-        if constexpr (fused) {
-          if (last) {
-            zeta_leapfrog_pass<R>(d2, b.psi.f[a] + mx, stride, b.zeta.f[a] + mx, ca, cb, acc, pr.c, q, m, n,
-                                  w.d1[a]);
-            return;
-          }
-        }
-        zeta_pass<R>(d2, b.psi.f[a] + mx, stride, b.zeta.f[a] + mx, ca, cb, acc, n, w.d1[a]);
+        if (last)
+          zeta_leapfrog_pass<R>(d2, b.psi.f[a] + mx, stride, b.zeta.f[a] + mx, ca, cb, acc, pr.c, qc, m, n,
+                                w.d1[a]);
+        else
+          zeta_pass<R>(d2, b.psi.f[a] + mx, stride, b.zeta.f[a] + mx, ca, cb, acc, n, w.d1[a]);
+      } else if (last) {
+        second_derivative_leapfrog_row<R>(pr.c, rm, rp, acc, qc, m, n, w.d2[a]);
       } else {
-        if constexpr (fused) {
-          if (last) {
-            second_derivative_leapfrog_row<R>(pr.c, rm, rp, acc, q, m, n, w.d2[a]);
-            return;
-          }
-        }
         second_derivative_add_row<R>(pr.c, rm, rp, acc, n, w.d2[a]);
       }
     };
@@ -443,16 +447,7 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
       (void)b2;
       (void)do_z;
     }
-    if constexpr (!fused) {
-      const C* KOKKOS_RESTRICT c = pr.c;
-      const M* KOKKOS_RESTRICT mr = m;
-      C* KOKKOS_RESTRICT old = scratch.old.data();
-      C* KOKKOS_RESTRICT out = scratch.out.data();
-      decode<C>(q, old, n);
-      MANTISSA_HOST_IVDEP
-      for (int i = 0; i < n; ++i) out[i] = leapfrog<C>(c[i], old[i], C(mr[i]), acc[i]);
-      encode<S>(out, q, n);
-    }
+    if constexpr (!std::is_same<S, C>::value) encode<S>(qc, q, n);
   }
 }
 
