@@ -278,9 +278,9 @@ class WindowAttention {
     if constexpr (std::is_same<T, float>::value &&
                   std::is_same<ExecSpace, Kokkos::DefaultHostExecutionSpace>::value) {
       if (m_fast) {
-        detail::attention_backward_avx512bf16(win, m_qkv, dO, m_heads, m_d,
-                                              float(T(1) / math::sqrt(T(m_d / m_heads))), m_p, m_ds, m_pairs,
-                                              dqkv);
+        const int head_width = m_d / m_heads;
+        detail::attention_backward_avx512bf16(
+            win, m_qkv, dO, m_heads, m_d, float(T(1) / math::sqrt(T(head_width))), m_p, m_ds, m_pairs, dqkv);
         return;
       }
     }
