@@ -72,14 +72,8 @@ inline CpmlRows<C, R> cpml_rows(const S* p, long x, long sy, long sz, int n, Cpm
   CpmlRows<C, R> r{};
   if constexpr (std::is_same<S, C>::value) {
     r.c = p + x;
-    for (int s = 1; s <= R; ++s) {
-      r.ym[s - 1] = p + x - s * sy;
-      r.yp[s - 1] = p + x + s * sy;
-      if constexpr (Dim == 3) {
-        r.zm[s - 1] = p + x - s * sz;
-        r.zp[s - 1] = p + x + s * sz;
-      }
-    }
+    axis_neighbours<R>(p + x, sy, r.ym, r.yp);
+    if constexpr (Dim == 3) axis_neighbours<R>(p + x, sz, r.zm, r.zp);
   } else {
     const long len = n + 2 * R;
     C* buf = scratch.rows.data();
@@ -253,6 +247,14 @@ inline void second_derivative_row(const C* c, const C* const* m, const C* const*
   }
 }
 
+// First derivative of psi at point i of a row from its rows -s (m[s-1]) and +s (p[s-1]).
+template <int R, class C>
+inline C psi_derivative(const C* const (&m)[R], const C* const (&p)[R], int i, const C (&d1)[R + 1]) {
+  C f = C(0);
+  for (int s = 1; s <= R; ++s) f += d1[s] * (p[s - 1][i] - m[s - 1][i]);
+  return f;
+}
+
 // One y or z pass of the p update: with d2 = second derivative of p along the axis (given in
 // d2p) + first derivative of psi along it (psi rows +-s*stride around psi), zeta <- b zeta + a d2
 // and acc <- acc + (d2 + zeta).
@@ -264,15 +266,10 @@ inline void zeta_pass(const C* d2p, const C* psi, long stride, C* zeta, C a, C b
   C* KOKKOS_RESTRICT ac = acc;
   const C* pm[R];
   const C* pp[R];
-  for (int s = 1; s <= R; ++s) {
-    pm[s - 1] = psi - s * stride;
-    pp[s - 1] = psi + s * stride;
-  }
+  axis_neighbours<R>(psi, stride, pm, pp);
   MANTISSA_HOST_IVDEP
   for (int i = 0; i < n; ++i) {
-    C f = C(0);
-    for (int s = 1; s <= R; ++s) f += d1[s] * (pp[s - 1][i] - pm[s - 1][i]);
-    const C d2 = dr[i] + f;
+    const C d2 = dr[i] + psi_derivative<R>(pm, pp, i, d1);
     const C z = cpml_memory<C>(zr[i], a, b, d2);
     zr[i] = z;
     ac[i] += d2 + z;
@@ -326,15 +323,10 @@ inline void zeta_leapfrog_pass(const C* d2p, const C* psi, long stride, C* zeta,
   const M* KOKKOS_RESTRICT mr = model;
   const C* pm[R];
   const C* pp[R];
-  for (int s = 1; s <= R; ++s) {
-    pm[s - 1] = psi - s * stride;
-    pp[s - 1] = psi + s * stride;
-  }
+  axis_neighbours<R>(psi, stride, pm, pp);
   MANTISSA_HOST_IVDEP
   for (int i = 0; i < n; ++i) {
-    C f = C(0);
-    for (int s = 1; s <= R; ++s) f += d1[s] * (pp[s - 1][i] - pm[s - 1][i]);
-    const C d2 = dr[i] + f;
+    const C d2 = dr[i] + psi_derivative<R>(pm, pp, i, d1);
     const C z = cpml_memory<C>(zr[i], a, b, d2);
     zr[i] = z;
     qr[i] = leapfrog<C>(cr[i], qr[i], C(mr[i]), ac[i] + (d2 + z));

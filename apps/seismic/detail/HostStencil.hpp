@@ -40,6 +40,16 @@ namespace mantissa::seismic::detail::host {
 // inside a 1 MiB L2; 8 and 32 were measured slower at 128^3 (docs/performance.md).
 inline constexpr int tile_rows = 16;
 
+// m[s-1] = at - s * stride and p[s-1] = at + s * stride for s = 1..R: the rows (or planes) a
+// radius-R stencil reads on either side of `at` along one axis.
+template <int R, class T>
+inline void axis_neighbours(T* at, long stride, T* (&m)[R], T* (&p)[R]) {
+  for (int s = 1; s <= R; ++s) {
+    m[s - 1] = at - s * stride;
+    p[s - 1] = at + s * stride;
+  }
+}
+
 // ---- storage <-> compute conversion of contiguous runs ------------------------------------
 
 template <class C, class S>
@@ -121,10 +131,7 @@ inline void update_row(const C* c, long sy, const C* const* zm, const C* const* 
     const C* KOKKOS_RESTRICT cr = c;
     const C* ym[R];
     const C* yp[R];
-    for (int s = 1; s <= R; ++s) {
-      ym[s - 1] = c - s * sy;
-      yp[s - 1] = c + s * sy;
-    }
+    axis_neighbours<R>(c, sy, ym, yp);
     MANTISSA_HOST_IVDEP
     for (int i = 0; i < n; ++i) {
       C l = w.center * cr[i];
@@ -210,10 +217,7 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
           for (int k = k0; k < k1; ++k)
             for (int j = j0; j < j1; ++j) {
               const long x = k * sz + j * sy + x0;
-              for (int s = 1; s <= R; ++s) {
-                zm[s - 1] = pp + x - s * sz;
-                zp[s - 1] = pp + x + s * sz;
-              }
+              axis_neighbours<R>(pp + x, sz, zm, zp);
               update_row<R, Dim>(pp + x, sy, zm, zp, qp + x, mp + x, nx, w, scratch);
             }
         } else {
