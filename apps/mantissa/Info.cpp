@@ -25,10 +25,12 @@ namespace {
 
 bool g_default_binding_applied = false;
 
+#if defined(KOKKOS_ENABLE_OPENMP)
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string(fallback);
 }
+#endif
 
 std::string yes_no(bool b) {
   return b ? "yes" : "no";

@@ -287,7 +287,8 @@ int mantissa_main(int argc, char** argv) {
         if (args.kokkos_help && rank == 0) args.kokkos.push_back(help_flag.data());
         int kargc = static_cast<int>(args.kokkos.size());
         args.kokkos.push_back(nullptr);
-        kokkos.emplace(kargc, args.kokkos.data());
+        // Kokkos 4's ScopeGuard is [[nodiscard]]; the guard lives in the optional.
+        static_cast<void>(kokkos.emplace(kargc, args.kokkos.data()));
       }
       if (rc == 0 && parsed && *run) {
         const mantissa::Deck deck =

@@ -31,6 +31,10 @@
 #include <vector>
 
 namespace {
+// A named namespace holds the using-directives: at file scope (or in the unnamed namespace)
+// they would make mantissa::log visible to global lookup, where the stub code nvcc appends
+// calls ::log unqualified ("reference to 'log' is ambiguous").
+namespace taylor_green {
 
 using namespace mantissa;
 using namespace mantissa::cfd;
@@ -204,9 +208,7 @@ int run(const Args& a) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rc = 0;
   {
@@ -215,4 +217,11 @@ int main(int argc, char** argv) {
   }
   MPI_Finalize();
   return rc;
+}
+
+}  // namespace taylor_green
+}  // namespace
+
+int main(int argc, char** argv) {
+  return taylor_green::bench_main(argc, argv);
 }

@@ -38,6 +38,10 @@
 #include <vector>
 
 namespace {
+// A named namespace holds the using-directives: at file scope (or in the unnamed namespace)
+// they would make mantissa::log visible to global lookup, where the stub code nvcc appends
+// calls ::log unqualified ("reference to 'log' is ambiguous").
+namespace poisson {
 
 using namespace mantissa;
 using namespace mantissa::solvers;
@@ -307,9 +311,7 @@ Row run_hypre(const Decomposition& decomp, const Field<double>& b, bool with_pcg
 }
 #endif
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   int size = 1;
@@ -521,4 +523,11 @@ int main(int argc, char** argv) {
   }
   MPI_Finalize();
   return 0;
+}
+
+}  // namespace poisson
+}  // namespace
+
+int main(int argc, char** argv) {
+  return poisson::bench_main(argc, argv);
 }

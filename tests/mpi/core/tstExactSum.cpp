@@ -65,6 +65,17 @@ std::vector<double> wide_terms(std::size_t n) {
   return v;
 }
 
+// The device reduction, in a free function: nvcc refuses an extended lambda whose enclosing
+// function is private (a gtest TEST body is).
+mantissa::ExactAccumulator device_exact_sum(const Kokkos::View<double*>& terms) {
+  mantissa::ExactAccumulator local;
+  Kokkos::parallel_reduce(
+      "mantissa::test::ExactSum::reduce", Kokkos::RangePolicy<>(0, terms.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i, mantissa::ExactAccumulator& acc) { acc.add(terms(i)); },
+      mantissa::ExactSum<>(local));
+  return local;
+}
+
 }  // namespace
 
 TEST(CoreExactSum, CancellationThatNaiveSummationLoses) {
@@ -160,11 +171,7 @@ TEST(CoreExactSum, SameBitsAtEveryRankCount) {
   auto host = Kokkos::create_mirror_view(terms);
   for (std::size_t i = lo; i < hi; ++i) host(i - lo) = all[i];
   Kokkos::deep_copy(terms, host);
-  mantissa::ExactAccumulator local;
-  Kokkos::parallel_reduce(
-      "mantissa::test::ExactSum::reduce", Kokkos::RangePolicy<>(0, terms.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, mantissa::ExactAccumulator& acc) { acc.add(terms(i)); },
-      mantissa::ExactSum<>(local));
+  const mantissa::ExactAccumulator local = device_exact_sum(terms);
   EXPECT_EQ(bits(mantissa::exact_allreduce(local, MPI_COMM_WORLD)), bits(serial));
   // Several at once: the slice sums and their negatives.
   mantissa::ExactAccumulator neg;
