@@ -25,9 +25,14 @@ function(mantissa_set_warnings target)
     # ASan + UBSan on mantissa's own code (dependencies stay uninstrumented, which ASan
     # allows); every UBSan finding aborts (no recovery), so a test fails on it. The link option
     # is PUBLIC so that every executable linking a sanitized library gets the runtimes.
+    # -fPIC: under ASan, GCC 12 instruments the GOT load of an extern thread_local (Kokkos 3.4's
+    # SharedAllocationRecord::t_tracking_enabled) as "lea x@gottpoff(%rip); vmovq (%reg)", a
+    # form ld 2.40 cannot relax to local-exec ("TLS transition from R_X86_64_GOTTPOFF to
+    # R_X86_64_TPOFF32 failed" when linking the campaign tests). Position-independent code
+    # reaches such variables through __tls_get_addr (general-dynamic), which ld relaxes.
     if(Mantissa_ENABLE_SANITIZERS)
       target_compile_options(${target} PRIVATE
-        $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+        $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -fPIC>)
       target_link_options(${target} PUBLIC -fsanitize=address,undefined)
     endif()
   endif()
