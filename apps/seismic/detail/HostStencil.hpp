@@ -108,64 +108,77 @@ inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, int n) {
 
 // ---- one row ----------------------------------------------------------------------------
 
-// Row scratch of one thread: the accumulator and the row of p_old in the compute type.
+// Row scratch of one thread: the accumulator (3D) and the row of p_old in the compute type.
 template <class C>
 struct RowScratch {
-  std::vector<C> acc, old, out;
+  std::vector<C> acc, old;
   void reserve(int n) {
     if (int(acc.size()) < n) {
       acc.resize(std::size_t(n));
       old.resize(std::size_t(n));
-      out.resize(std::size_t(n));
     }
   }
 };
 
 // q[i] <- 2 c[i] - q[i] + m[i] L(c)[i] for i in [0, n): c points at the row's first point in
-// compute type, its y neighbours are sy away, its z neighbours are zm[s-1] / zp[s-1].
+// compute type, its y neighbours are sy away, its z neighbours are zm[s-1] / zp[s-1]. The last
+// spatial pass (x and y in 2D, z in 3D) does the leapfrog in the same loop, on q itself or, when
+// the storage is not the compute type, on q's decoded row, which is then encoded: the same
+// operations in the same order as a separate leapfrog loop over a stored row sum, without its
+// store, reload and loop control.
+// ym[s-1] / yp[s-1]: the rows s below and above c (any addresses: a ring of decoded rows too).
 template <int R, int Dim, class C, class S, class M>
-inline void update_row(const C* c, long sy, const C* const* zm, const C* const* zp, S* q, const M* m, int n,
-                       const StencilWeights<C, R>& w, RowScratch<C>& scratch) {
-  C* KOKKOS_RESTRICT acc = scratch.acc.data();
-  {  // pass 1: centre, x terms, y terms
-    const C* KOKKOS_RESTRICT cr = c;
-    const C* ym[R];
-    const C* yp[R];
-    axis_neighbours<R>(c, sy, ym, yp);
+inline void update_row_at(const C* c, const C* const (&ym)[R], const C* const (&yp)[R], const C* const* zm,
+                          const C* const* zp, S* q, const M* m, int n, const StencilWeights<C, R>& w,
+                          RowScratch<C>& scratch) {
+  constexpr bool same = std::is_same<S, C>::value;
+  const C* KOKKOS_RESTRICT cr = c;
+  const M* KOKKOS_RESTRICT mr = m;
+  // The row the leapfrog reads p_old from and writes p_new to: q, or its decoded copy.
+  C* KOKKOS_RESTRICT qr = nullptr;
+  if constexpr (same) {
+    qr = q;
+  } else {
+    qr = scratch.old.data();
+    decode<C>(q, qr, n);
+  }
+  if constexpr (Dim == 3) {
+    C* KOKKOS_RESTRICT acc = scratch.acc.data();
     MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i) {  // centre, x terms, y terms
       C l = w.center * cr[i];
       for (int s = 1; s <= R; ++s) l = l + w.d2[0][s] * (cr[i - s] + cr[i + s]);
       for (int s = 1; s <= R; ++s) l = l + w.d2[1][s] * (ym[s - 1][i] + yp[s - 1][i]);
       acc[i] = l;
     }
-  }
-  if constexpr (Dim == 3) {  // pass 2a: z terms
     MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i) {  // z terms and the leapfrog
       C l = acc[i];
       for (int s = 1; s <= R; ++s) l = l + w.d2[2][s] * (zm[s - 1][i] + zp[s - 1][i]);
-      acc[i] = l;
+      qr[i] = leapfrog<C>(cr[i], qr[i], C(mr[i]), l);
     }
   } else {
     (void)zm;
     (void)zp;
-  }
-  // pass 2b: leapfrog, converting p_old and the result when storage is not the compute type
-  if constexpr (std::is_same<S, C>::value) {
-    S* KOKKOS_RESTRICT qr = q;
-    const M* KOKKOS_RESTRICT mr = m;
     MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) qr[i] = leapfrog<C>(c[i], qr[i], C(mr[i]), acc[i]);
-  } else {
-    C* KOKKOS_RESTRICT old = scratch.old.data();
-    C* KOKKOS_RESTRICT out = scratch.out.data();
-    const M* KOKKOS_RESTRICT mr = m;
-    decode<C>(q, old, n);
-    MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) out[i] = leapfrog<C>(c[i], old[i], C(mr[i]), acc[i]);
-    encode<S>(out, q, n);
+    for (int i = 0; i < n; ++i) {  // centre, x terms, y terms and the leapfrog
+      C l = w.center * cr[i];
+      for (int s = 1; s <= R; ++s) l = l + w.d2[0][s] * (cr[i - s] + cr[i + s]);
+      for (int s = 1; s <= R; ++s) l = l + w.d2[1][s] * (ym[s - 1][i] + yp[s - 1][i]);
+      qr[i] = leapfrog<C>(cr[i], qr[i], C(mr[i]), l);
+    }
   }
+  if constexpr (!same) encode<S>(qr, q, n);
+}
+
+// The same with the y neighbours sy apart.
+template <int R, int Dim, class C, class S, class M>
+inline void update_row(const C* c, long sy, const C* const* zm, const C* const* zp, S* q, const M* m, int n,
+                       const StencilWeights<C, R>& w, RowScratch<C>& scratch) {
+  const C* ym[R];
+  const C* yp[R];
+  axis_neighbours<R>(c, sy, ym, yp);
+  update_row_at<R, Dim>(c, ym, yp, zm, zp, q, m, n, w, scratch);
 }
 
 // ---- the box ------------------------------------------------------------------------------
@@ -173,13 +186,15 @@ inline void update_row(const C* c, long sy, const C* const* zm, const C* const* 
 // Work items: tiles of tile_rows rows in y times chunks of planes in z, enough of them to keep
 // every thread busy; a thread sweeps its chunk along z.
 struct Tiling {
-  int tiles_y, chunks_z, chunk_len;
+  int rows, tiles_y, chunks_z, chunk_len;
 };
 
-inline Tiling make_tiling(const Box& box, int threads) {
+// rows: rows of y per tile (tile_rows, or whole bands where a tile's set-up is per tile).
+inline Tiling make_tiling(const Box& box, int threads, int rows = tile_rows) {
   const int ny = box.hi[1] - box.lo[1], nz = box.hi[2] - box.lo[2];
   Tiling t{};
-  t.tiles_y = (ny + tile_rows - 1) / tile_rows;
+  t.rows = std::max(rows, 1);
+  t.tiles_y = (ny + t.rows - 1) / t.rows;
   const int want = 2 * std::max(threads, 1);
   t.chunks_z = t.tiles_y >= want ? 1 : std::min(nz, (want + t.tiles_y - 1) / t.tiles_y);
   t.chunks_z = std::max(t.chunks_z, 1);
@@ -199,27 +214,61 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
   const M* const mp = m.data();
   const long sz = long(p.stride(0)), sy = long(p.stride(1));
   const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
-  const Tiling t = make_tiling(box, space.concurrency());
+  constexpr bool same = std::is_same<S, C>::value;
+  // 2D with storage other than the compute type sweeps each band of rows with a ring of 2R+1
+  // decoded rows, so p is decoded once per row plus 2R rows per band: bands of about a
+  // (2 x threads)-th of the rows, as many work items as make_tiling wants (tiles of tile_rows
+  // rows would decode 1.5 rows per row).
+  const int threads = space.concurrency();
+  const int ny = box.hi[1] - box.lo[1];
+  const int band =
+      Dim == 2 && !same ? std::max(tile_rows, (ny + 2 * threads - 1) / (2 * threads)) : tile_rows;
+  const Tiling t = make_tiling(box, threads, band);
   const int tasks = t.tiles_y * t.chunks_z;
   // A plain host lambda (no KOKKOS_LAMBDA): this code is never compiled for a device.
   Kokkos::parallel_for(
       "mantissa::seismic::Solver::step::interior", Kokkos::RangePolicy<ExecSpace>(space, 0, tasks),
       [=](const int task) {
         const int tile = task % t.tiles_y, chunk = task / t.tiles_y;
-        const int j0 = box.lo[1] + tile * tile_rows, j1 = std::min(box.hi[1], j0 + tile_rows);
+        const int j0 = box.lo[1] + tile * t.rows, j1 = std::min(box.hi[1], j0 + t.rows);
         const int k0 = box.lo[2] + chunk * t.chunk_len, k1 = std::min(box.hi[2], k0 + t.chunk_len);
         if (j0 >= j1 || k0 >= k1) return;
         thread_local RowScratch<C> scratch;
         scratch.reserve(nx);
         const C* zm[R] = {};
         const C* zp[R] = {};
-        if constexpr (std::is_same<S, C>::value) {
+        if constexpr (same) {
           for (int k = k0; k < k1; ++k)
             for (int j = j0; j < j1; ++j) {
               const long x = k * sz + j * sy + x0;
               axis_neighbours<R>(pp + x, sz, zm, zp);
               update_row<R, Dim>(pp + x, sy, zm, zp, qp + x, mp + x, nx, w, scratch);
             }
+        } else if constexpr (Dim == 2) {
+          // Ring of 2R+1 decoded rows (points [x0 - R, x0 + nx + R)), row j + R decoded as row j
+          // is computed.
+          constexpr int ring_rows = 2 * R + 1;
+          const long len = nx + 2 * R;
+          thread_local std::vector<C> ring;
+          if (long(ring.size()) < ring_rows * len) ring.resize(std::size_t(ring_rows * len));
+          auto row = [&](int jj) {
+            return ring.data() + ((jj % ring_rows) + ring_rows) % ring_rows * len + R;
+          };
+          const C* ym[R];
+          const C* yp[R];
+          for (int k = k0; k < k1; ++k) {
+            auto load = [&](int jj) { decode<C>(pp + k * sz + jj * sy + (x0 - R), row(jj) - R, int(len)); };
+            for (int jj = j0 - R; jj < j0 + R; ++jj) load(jj);
+            for (int j = j0; j < j1; ++j) {
+              load(j + R);
+              for (int s = 1; s <= R; ++s) {
+                ym[s - 1] = row(j - s);
+                yp[s - 1] = row(j + s);
+              }
+              const long x = k * sz + j * sy + x0;
+              update_row_at<R, Dim>(row(j), ym, yp, zm, zp, qp + x, mp + x, nx, w, scratch);
+            }
+          }
         } else {
           // Ring of decoded slabs: rows [j0 - R, j1 + R) x points [x0 - R, x0 + nx + R) of the
           // planes k - R .. k + R (one plane in 2D).
