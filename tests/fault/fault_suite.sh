@@ -176,12 +176,27 @@ resume_and_compare() {
 # 1. Signals at a random moment of a phase, to every rank (as Slurm does).
 phases=("running reference" "running fp32" "training the surrogate" "running surrogate-fp32" "running hybrid-fp32")
 [ -n "${FAULT_PHASES:-}" ] && IFS=, read -r -a phases <<<"$FAULT_PHASES"
+# A phase's length in the uninterrupted run: from its run.log line to the line that ends it
+# ("NAME: ok ..." or "surrogate ready"). The delay is drawn inside it, so the signal lands in
+# the phase it names on a fast machine too (training took 0.24 s here, where a fixed 0-2 s
+# delay put two thirds of the signals after the campaign's last phase).
+span_of() {
+  awk -v ph="$1" '
+    function t(l,  s) { match(l, /\[ *[0-9.]+s\]/); s = substr(l, RSTART + 1, RLENGTH - 3); gsub(/ /, "", s); return s + 0 }
+    !start && index($0, "[campaign] " ph) { start = t($0); next }
+    start && /(: ok|surrogate ready|: failed|: diverged)/ { printf "%.3f", t($0) - start; exit }
+  ' "$out/base/run.log"
+}
 trials=${FAULT_TRIALS:-6}
 for i in $(seq 1 "$trials"); do
   sig=$([ $((RANDOM % 2)) -eq 0 ] && echo TERM || echo USR1)
   ph=${phases[$((RANDOM % ${#phases[@]}))]}
-  delay=0.$((RANDOM % 10))$((RANDOM % 10))
-  [ "$ph" = "training the surrogate" ] && delay=$((RANDOM % 2)).$((RANDOM % 10))
+  span=$(span_of "$ph")
+  if [ -n "$span" ]; then
+    delay=$(awk -v s="$span" -v r="$RANDOM" 'BEGIN { printf "%.3f", s * r / 32768 }')
+  else  # not in the uninterrupted run's log: anywhere in the second after its line
+    delay=0.$((RANDOM % 10))$((RANDOM % 10))
+  fi
   name=sig$i
   run run.name="$name" >"$out/$name.log" 2>&1 &
   p=$!
@@ -189,7 +204,7 @@ for i in $(seq 1 "$trials"); do
   sleep "$delay"
   kill -"$sig" $(ranks_of "$p") 2>/dev/null
   wait "$p"
-  resume_and_compare "SIG$sig in '${ph#running }' +${delay}s" "$name" $? "$out/$name.log"
+  resume_and_compare "SIG$sig in '${ph#running }' +${delay}s of ${span:-?}s" "$name" $? "$out/$name.log"
 done
 
 [ "${FAULT_ONLY:-}" = signals ] && summary
