@@ -229,12 +229,16 @@ double PhaseContext::projected_checkpoint_bytes() const {
 }
 
 double PhaseContext::write_estimate() const {
+  return write_estimate(projected_checkpoint_bytes());
+}
+
+double PhaseContext::write_estimate(double bytes) const {
   // A fixed part, the two durable commits of a checkpoint (its file and `latest`), each at
   // least the probe's; the rest of the longest write so far grows with the bytes written
   // (every field is converted, checksummed and written collectively).
   const double fixed = 2.0 * m_probe_seconds;
   double rest = std::max(0.0, m_longest_checkpoint - fixed);
-  if (m_longest_checkpoint_bytes > 0.0) rest *= projected_checkpoint_bytes() / m_longest_checkpoint_bytes;
+  if (m_longest_checkpoint_bytes > 0.0) rest *= bytes / m_longest_checkpoint_bytes;
   return k_write_safety * (fixed + rest);
 }
 
@@ -283,16 +287,23 @@ bool PhaseContext::stop_requested() const {
     // A phase's end that does not fit into what a start has (the limit less this start's time
     // to its first poll) cannot be avoided by stopping: every later start would stop before it
     // again and the chain of starts would never end. The limit then keeps room for a stop's
-    // checkpoint only, and says so once (rank 0's numbers).
-    if (end_work > 0.0 && margin >= limit - m_first_poll_elapsed) {
-      if (!m_end_unfittable && m_rank == 0)
+    // checkpoint only, and says so once a phase (rank 0's numbers).
+    const bool unfittable = margin >= limit - m_first_poll_elapsed;
+    if (unfittable) {
+      if (m_unfittable_warned != m_cur.phase && m_rank == 0)
         log::warn(
             "[campaign] run.wall_time_limit: phase '{}' forecasts {:.3g} s of end work and {:.3g} s for a "
             "checkpoint, more than a start has ({:.3g} s of the limit after its start-up): its end may "
             "pass the limit; a longer run.wall_time_limit avoids that",
             phase_name(), end_work, write, limit - m_first_poll_elapsed);
-      m_end_unfittable = true;
+      m_unfittable_warned = m_cur.phase;
+    }
+    if (unfittable) {
+      // Room for a stop's checkpoint as it would be written here, not for the phase end's
+      // (which grows by the phase's snapshots and may alone exceed a start: then every start
+      // would stop after one unit of work and the chain would outlast its starts).
       end_work = 0.0;
+      write = write_estimate(checkpoint_bytes(true));
       margin = 2.0 * m_longest_step + write;
     }
   }

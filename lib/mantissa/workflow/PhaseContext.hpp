@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -190,6 +192,8 @@ class PhaseContext {
   // write) plus the rest of the longest write so far (this process's, or the one the resumed
   // checkpoint knew of), scaled by the bytes that checkpoint will hold against that write's.
   double write_estimate() const;
+  // The same forecast for a checkpoint of `bytes` (checkpoint_bytes(): a stop's checkpoint here).
+  double write_estimate(double bytes) const;
   // Collective: times one small durable write into the run directory (rank 0), the prior of
   // write_estimate() before the first checkpoint of a process; with a wall-time limit only.
   void probe_write_cost();
@@ -271,7 +275,8 @@ class PhaseContext {
   mutable bool m_boundary_since_poll = false;
   bool m_progressed = false;
   mutable double m_first_poll_elapsed = 0.0;  // seconds from the campaign's construction to its first poll
-  mutable bool m_end_unfittable = false;      // stop_requested() has said so
+  // The phase whose end stop_requested() has warned does not fit into a start.
+  mutable std::size_t m_unfittable_warned = std::numeric_limits<std::size_t>::max();
   double m_end_forecast = 0.0;
   double m_longest_checkpoint = 0.0;        // seconds of the longest checkpoint write
   double m_longest_checkpoint_bytes = 0.0;  // and its bytes
