@@ -512,7 +512,7 @@ TEST(WorkflowCampaign, ResumeRefusesACheckpointOfAnotherGrid) {
 }
 
 // run.wall_time_limit: with physics steps that take 5 ms and a limit of 0.2 s the campaign
-// (0.6 s of physics steps) stops with a checkpoint inside the reference, before the limit;
+// (0.6 s of physics steps) stops with a checkpoint in (or just past) the reference, before the limit;
 // every start with the same limit makes progress, and the chain of resumes ends with the
 // numbers of the uninterrupted run, bit for bit. Without the limit the first run would finish.
 // (The hybrid takes no physics steps here: without a bias the surrogate never hands over.)
@@ -543,14 +543,22 @@ TEST(WorkflowCampaign, WallTimeLimitStopsWithACheckpointAndResumes) {
   const std::string dir = scratch("wall");
   auto r = run(cfg, reg, dir, false);
   ASSERT_EQ(r.outcome, mw::Campaign::Outcome::stopped);
+  // Inside the reference, or just past its end: when the reference's end (its snapshots'
+  // checkpoint, forecast at twice the measured rate) does not fit into what a start has, the
+  // limit budgets only a stop's checkpoint there (PhaseContext::stop_requested) and the start
+  // may run through that end (the campaign's wall-time test, run_wall_time.sh, stalled at one
+  // step per start without that).
   const auto& ref = by_name(r, "reference");
-  EXPECT_EQ(ref.status, "running");
   EXPECT_GT(ref.steps_done, 0);
-  EXPECT_LT(ref.steps_done, 60);
+  const bool in_reference = ref.status == "running";
+  if (in_reference) {
+    EXPECT_LT(ref.steps_done, 60);
+  }
   // The one after the first step, which measures what a checkpoint costs, and the stop's (one
-  // file when the stop came right after that step: the same point is not written twice).
+  // file when the stop came right after that step: the same point is not written twice), and
+  // the reference's end's when it stopped after it.
   EXPECT_GE(checkpoint_files(dir).size(), 1u);
-  EXPECT_LE(checkpoint_files(dir).size(), 2u);
+  EXPECT_LE(checkpoint_files(dir).size(), in_reference ? 2u : 3u);
   // Stopped before the limit, on a clock that starts before the limit's (the Campaign's
   // construction), less its stop checkpoint's own write (the tolerance stated below).
   EXPECT_LT(r.campaign_seconds - newest_write_seconds(dir), cfg.wall_time_limit)
@@ -558,9 +566,9 @@ TEST(WorkflowCampaign, WallTimeLimitStopsWithACheckpointAndResumes) {
   if (rank_of_world() == 0)
     std::printf(
         "[ wall     ] uninterrupted %.3f s; first start: %.3f s (limit %.3f s), stopped after %lld "
-        "reference steps\n",
+        "reference steps (%s)\n",
         full.campaign_seconds, r.campaign_seconds, cfg.wall_time_limit,
-        static_cast<long long>(ref.steps_done));
+        static_cast<long long>(ref.steps_done), in_reference ? "inside it" : "after its end");
   // Every start makes progress (the limit is not acted on before a start has done a step), but
   // on a loaded machine a start's fixed cost can leave it one step: the bound is the ~360
   // campaign steps, not a guess of the machine's speed.
