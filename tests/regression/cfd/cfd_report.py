@@ -2,7 +2,8 @@
 check_taylor_green_3d.py, which add what their own flow must show (the tolerances and their
 reasons are in those scripts' docstrings).
 
-check_surrogate.py (inputs/cfd_cavity_surrogate.yaml) uses Checks, load and check_surrogate only.
+check_surrogate.py (inputs/cfd_cavity_surrogate.yaml and inputs/cfd_taylor_green_3d_surrogate.yaml)
+uses Checks, load and check_surrogate only.
 
 The precision decks run four variants: the fp64 reference, fp32 storage, and two mixed-precision
 pressure solves (multigrid fp32, progressive bf16) to the same fp64 residual.
@@ -105,21 +106,26 @@ ROLLOUTS = {
 }
 
 
-def check_surrogate(rep, md, check):
+def check_surrogate(rep, md, check, samples=85, heldout=(440, 600), rollouts=None):
     """The surrogate on the flow: every rollout finished, projected every prediction (the
     projection's divergence before and after in campaign.cfd.<variant>.projection, its words in
     the description and report.md), its kinetic energy and enstrophy beside the reference's,
-    and its scores beside the three baselines (check_surrogate.py has the bounds' reasons)."""
+    and its scores beside the three baselines (check_surrogate.py has the bounds' reasons).
+    samples: the training pairs; heldout: the held-out window's steps; rollouts: variant ->
+    (window, predictions), ROLLOUTS (inputs/cfd_cavity_surrogate.yaml's) by default."""
+    rollouts = ROLLOUTS if rollouts is None else rollouts
     check(rep["campaign"]["physics"] == "cfd", "physics cfd")
     var = {v["name"]: v for v in rep["variants"]}
     cfd = rep["campaign"].get("cfd", {})
     ref = cfd.get("reference")
     check(ref is not None and var.get("reference", {}).get("status") == "ok", "the reference finished")
     tr = rep["surrogate"]["training"]
-    check(tr["mode"] == "online" and tr["samples"] == 85, f"training on 85 pairs: {tr['mode']}, {tr['samples']}")
-    check(rep["surrogate"]["evaluation"]["heldout_steps"] == [440, 600], "held-out window 440-600")
+    check(tr["mode"] == "online" and tr["samples"] == samples,
+          f"training on {samples} pairs: {tr['mode']}, {tr['samples']}")
+    ev = rep["surrogate"]["evaluation"]["heldout_steps"]
+    check(ev == list(heldout), f"held-out window {heldout[0]}-{heldout[1]}: {ev}")
     check("div L2 predicted (max)" in md, "report.md has the predicted-divergence column")
-    for name, (window, predictions) in ROLLOUTS.items():
+    for name, (window, predictions) in rollouts.items():
         v = var.get(name)
         c = cfd.get(name)
         check(v is not None and c is not None, f"variant {name} in the report")
