@@ -4,6 +4,10 @@
 
 #include "Check.hpp"
 #include "Registry.hpp"
+#if __has_include(<cfd/CfdDeck.hpp>)
+#include "CfdAdapter.hpp"
+#define MANTISSA_PREDICT_HAVE_CFD 1
+#endif
 
 #include <mantissa/core/Error.hpp>
 #include <mantissa/core/KokkosCompat.hpp>
@@ -22,9 +26,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
 
 namespace mantissa::app {
 
@@ -44,46 +52,109 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// The two datasets of the state file the surrogate starts from, and what the file says of
-// itself (its step, when it has one).
+// The state's fields a prediction reads and writes: the surrogate's channels (seismic: the two
+// pressure levels p, p_old; cfd: the velocity u, v, and w in 3D), as the campaign's registry gives
+// them to the transformer.
+std::vector<std::string> channel_names(const Deck& deck) {
+#ifdef MANTISSA_PREDICT_HAVE_CFD
+  if (deck.get_string("physics") == "cfd") return cfd_surrogate_channels(deck);
+#else
+  static_cast<void>(deck);
+#endif
+  return {"p", "p_old"};
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(s);
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+// Where the state file holds each channel (and, when it has them, the state's other fields by
+// name, e.g. the flow's stage potentials), and what the file says of itself.
 struct StateLayout {
-  std::string p, p_old, kind;
+  std::vector<std::string> datasets;        // one per channel
+  std::map<std::string, std::string> more;  // state field name -> dataset, beyond the channels
+  std::string kind;
   std::int64_t step = -1;
+  double time = 0.0;
 };
 
-StateLayout find_layout(const io::H5File& f, const std::string& path, const std::string& fields) {
+StateLayout find_layout(const io::H5File& f, const std::string& path, const std::string& fields,
+                        const std::vector<std::string>& names, const std::vector<std::string>& others) {
   StateLayout l;
+  const std::string example = join(names, ",");
   if (!fields.empty()) {
-    const auto comma = fields.find(',');
-    if (comma == std::string::npos || comma == 0 || comma + 1 >= fields.size() ||
-        fields.find(',', comma + 1) != std::string::npos)
-      throw Error("mantissa predict: --fields '" + fields +
-                  "' must name two datasets separated by one comma, e.g. --fields p,p_old");
-    l.p = fields.substr(0, comma);
-    l.p_old = fields.substr(comma + 1);
+    l.datasets = split(fields, ',');
+    bool empty = fields.back() == ',';
+    for (const auto& d : l.datasets) empty = empty || d.empty();
+    if (l.datasets.size() != names.size() || empty)
+      throw Error("mantissa predict: --fields '" + fields + "' must name " + std::to_string(names.size()) +
+                  " datasets separated by commas, one per channel (" + join(names, ", ") +
+                  "), e.g. --fields " + example);
     l.kind = "the datasets named by --fields";
-  } else if (f.has("fields/state.0") && f.has("fields/state.1")) {
-    l.p = "fields/state.0";
-    l.p_old = "fields/state.1";
+  } else if (f.has("fields/state.0")) {
+    // A campaign checkpoint: its running state's fields, named in the campaign.state attribute
+    // (an older checkpoint without it: the channels are the first fields, in order).
+    const std::vector<std::string> stored =
+        f.has_attribute("campaign.state") ? split(f.get_string("campaign.state"), '\n') : names;
+    auto index = [&](const std::string& n) {
+      for (std::size_t i = 0; i < stored.size(); ++i)
+        if (stored[i] == n) return static_cast<std::int64_t>(i);
+      return std::int64_t(-1);
+    };
+    for (const auto& n : names) {
+      const std::int64_t i = index(n);
+      if (i < 0)
+        throw Error("mantissa predict: campaign checkpoint '" + path + "' holds the state fields " +
+                    join(stored, ", ") + ", not the surrogate's channel '" + n +
+                    "' (a checkpoint of another physics?); name the datasets with --fields " + example);
+      l.datasets.push_back("fields/state." + std::to_string(i));
+    }
+    for (const auto& n : others)
+      if (index(n) >= 0) l.more[n] = "fields/state." + std::to_string(index(n));
     l.kind = "a campaign checkpoint";
-  } else if (f.has("p") && f.has("p_old")) {
-    l.p = "p";
-    l.p_old = "p_old";
-    l.kind = "p and p_old";
   } else {
-    std::string names;
-    for (const auto& n : f.names()) names += (names.empty() ? "" : ", ") + n;
-    throw Error("mantissa predict: state file '" + path +
-                "' has neither /p and /p_old (the layout `mantissa predict` writes) nor /fields/state.0 and "
-                "/fields/state.1 (a campaign checkpoint); it holds: " +
-                (names.empty() ? std::string("nothing") : names) +
-                ". Name its two pressure levels with --fields P,P_OLD");
+    // The solver's own checkpoint (/fields/NAME), or what `mantissa predict` writes (/NAME).
+    for (const std::string prefix : {"fields/", ""}) {
+      bool all = true;
+      for (const auto& n : names) all = all && f.has(prefix + n);
+      if (!all) continue;
+      for (const auto& n : names) l.datasets.push_back(prefix + n);
+      for (const auto& n : others)
+        if (f.has(prefix + n)) l.more[n] = prefix + n;
+      l.kind = prefix.empty() ? join(names, ", ") : "a solver checkpoint";
+      break;
+    }
+    if (l.datasets.empty()) {
+      std::string held;
+      for (const auto& n : f.names()) held += (held.empty() ? "" : ", ") + n;
+      std::vector<std::string> top, nested;
+      for (const auto& n : names) {
+        top.push_back("/" + n);
+        nested.push_back("/fields/" + n);
+      }
+      throw Error("mantissa predict: state file '" + path + "' has neither " + join(top, ", ") +
+                  " (the layout `mantissa predict` writes) nor " + join(nested, ", ") +
+                  " (a solver checkpoint) nor /fields/state.<i> (a campaign checkpoint); it holds: " +
+                  (held.empty() ? std::string("nothing") : held) + ". Name its " + join(names, ", ") +
+                  " datasets with --fields " + example);
+    }
   }
-  for (const auto* d : {&l.p, &l.p_old})
-    if (!f.has(*d))
-      throw Error("mantissa predict: state file '" + path + "' has no dataset '" + *d +
+  for (const auto& d : l.datasets)
+    if (!f.has(d))
+      throw Error("mantissa predict: state file '" + path + "' has no dataset '" + d +
                   "' (--fields); check the name with h5ls -r");
   if (f.has_attribute("step")) l.step = f.get_int("step");
+  if (f.has_attribute("time")) l.time = f.get_real("time");
   return l;
 }
 
@@ -143,31 +214,58 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
   sur->load(ends_with(o.weights, ".h5") ? o.weights.substr(0, o.weights.size() - 3) : o.weights);
   sur->set_precision(precision);
 
-  // The physics' ghost width (mesh.ghost is gone: the stencil decides it), as the campaign's
-  // states that the surrogate was trained on have it.
-  const int ghost = physics_ghost_width(deck);
+  // The state the surrogate advances: its channels, first, as the campaign hands them to it. A
+  // physics with a constraint on its state (cfd: a divergence-free velocity) gets its model, which
+  // builds the whole state (the flow's stage potentials after the velocity) and projects every
+  // prediction as the campaign does (PhysicsModel::constrain); seismic needs only the two
+  // pressure levels, at the physics' ghost width (mesh.ghost is gone: the stencil decides it).
+  const std::string physics = deck.get_string("physics");
+  const std::vector<std::string> names = channel_names(deck);
+  std::unique_ptr<workflow::PhysicsModel> flow;
   workflow::State st;
-  st.push_back({"p", Field<double>("mantissa::app::predict::p", decomp, ghost)});
-  st.push_back({"p_old", Field<double>("mantissa::app::predict::p_old", decomp, ghost)});
+  if (physics == "cfd") {
+    flow = registry.create_physics(
+        physics, ctx, registry.physics(physics).precisions.uniform(Precision::fp64, "mantissa predict"));
+    st = flow->state();
+    for (auto& f : st) Kokkos::deep_copy(f.field.view(), 0.0);
+  } else {
+    const int ghost = physics_ghost_width(deck);
+    for (const auto& n : names)
+      st.push_back({n, Field<double>("mantissa::app::predict::" + n, decomp, ghost)});
+  }
+  std::vector<std::string> others;
+  for (std::size_t i = names.size(); i < st.size(); ++i) others.push_back(st[i].name);
   StateLayout layout;
   {
     io::H5File in = io::H5File::open(o.state, MPI_COMM_WORLD, io::Verify::checksums_if_present);
-    layout = find_layout(in, o.state, o.fields);
-    read_level(in, layout.p, st[0].field, decomp);
-    read_level(in, layout.p_old, st[1].field, decomp);
+    layout = find_layout(in, o.state, o.fields, names, others);
+    for (std::size_t i = 0; i < names.size(); ++i) read_level(in, layout.datasets[i], st[i].field, decomp);
+    for (std::size_t i = names.size(); i < st.size(); ++i) {
+      const auto it = layout.more.find(st[i].name);
+      if (it != layout.more.end()) read_level(in, it->second, st[i].field, decomp);
+    }
   }
   const int K = sur->stride();
   if (rank == 0)
-    std::cout
-        << fmt::format(
-               "mantissa predict: {} from '{}' ({}: {}, {}{}), {} prediction(s) of K = {} steps in {}\n",
-               model, o.state, layout.kind, layout.p, layout.p_old,
-               layout.step >= 0 ? fmt::format(", step {}", layout.step) : std::string(), o.predictions, K,
-               to_string(precision))
-        << std::flush;
+    std::cout << fmt::format(
+                     "mantissa predict: {} from '{}' ({}: {}{}), {} prediction(s) of K = {} steps in {}{}\n",
+                     model, o.state, layout.kind, join(layout.datasets, ", "),
+                     layout.step >= 0 ? fmt::format(", step {}", layout.step) : std::string(), o.predictions,
+                     K, to_string(precision), flow ? ", each projected to a divergence-free velocity" : "")
+              << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
+  double before_max = 0.0, after_max = 0.0;
+  std::int64_t step = std::max<std::int64_t>(layout.step, 0);
+  double time = layout.time;
   for (int n = 0; n < o.predictions; ++n) {
     sur->predict(st, 1);
+    step += K;
+    if (flow) {
+      time += double(K) * flow->dt();
+      const workflow::Constraint c = flow->constrain(st, step, time);
+      before_max = std::max(before_max, c.before);
+      after_max = std::max(after_max, c.after);
+    }
     if (rank == 0 && (o.predictions <= 10 || (n + 1) % 10 == 0 || n + 1 == o.predictions))
       std::cout << fmt::format("  prediction {}/{}\n", n + 1, o.predictions) << std::flush;
   }
@@ -179,6 +277,7 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
     io::H5File f = io::H5File::create(out, MPI_COMM_WORLD);
     f.set("format", "mantissa-prediction");
     f.set("format_version", std::int64_t(1));
+    f.set("physics", physics);
     f.set("surrogate", model);
     f.set("weights", o.weights);
     f.set("state_file", o.state);
@@ -190,8 +289,15 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
     f.set("advanced_steps", steps);
     // The physics step the prediction stands for, when the state file said where it started.
     if (layout.step >= 0) f.set("step", layout.step + steps);
-    f.write_field("p", io::field_ref("p", st[0].field), grid);
-    f.write_field("p_old", io::field_ref("p_old", st[1].field), grid);
+    if (flow) {
+      // Every prediction projected (the campaign's rule): the largest divergence L2 norm of a
+      // prediction before its projection and after it.
+      f.set("projected", std::int64_t(1));
+      f.set("divergence_before_max", before_max);
+      f.set("divergence_after_max", after_max);
+    }
+    for (std::size_t i = 0; i < names.size(); ++i)
+      f.write_field(names[i], io::field_ref(names[i], st[i].field), grid);
     // What the model saw beside the state (the deck's velocity model, for seismic).
     const workflow::State statics = sur->static_inputs();
     for (const auto& s : statics) f.write_field("static/" + s.name, io::field_ref(s.name, s.field), grid);
@@ -201,13 +307,20 @@ int predict_command(const Deck& deck, const PredictOptions& o) {
   std::string xmf = o.output.substr(0, o.output.size() - 3) + ".xmf";
   if (rank == 0) {
     const std::string h5 = base_name(o.output);
-    std::vector<io::XdmfField> xf{{"p", h5, "/p", 8}, {"p_old", h5, "/p_old", 8}};
-    for (const auto& s : sur->static_inputs()) xf.push_back({s.name, h5, "/static/" + s.name, 8});
+    const workflow::State statics = sur->static_inputs();
+    std::vector<io::XdmfField> xf;
+    xf.reserve(names.size() + statics.size());
+    for (const auto& n : names) xf.push_back({n, h5, "/" + n, 8});
+    for (const auto& s : statics) xf.push_back({s.name, h5, "/static/" + s.name, 8});
     io::write_xdmf(xmf, grid, "prediction", xf);
-    std::cout << fmt::format("wrote {} and {} ({} solver steps ahead{}; {:.3g} s of inference)\n", o.output,
-                             xmf, steps,
-                             layout.step >= 0 ? fmt::format(", step {}", layout.step + steps) : std::string(),
-                             secs)
+    std::cout << fmt::format(
+                     "wrote {} and {} ({} solver steps ahead{}; {:.3g} s of inference{})\n", o.output, xmf,
+                     steps, layout.step >= 0 ? fmt::format(", step {}", layout.step + steps) : std::string(),
+                     secs,
+                     flow ? fmt::format(
+                                "; divergence L2 before the projections up to {:.3g}, after up to {:.3g}",
+                                before_max, after_max)
+                          : std::string())
               << std::flush;
   }
   MPI_Barrier(MPI_COMM_WORLD);

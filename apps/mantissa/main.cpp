@@ -253,7 +253,9 @@ int mantissa_main(int argc, char** argv) {
                         "predictions chained from the state, each K solver steps (default 1)");
     predict->add_option("--precision", predict_opts.precision,
                         "inference precision: fp64, fp32, bf16, fp16, fp8_e4m3, fp8_e5m2 (default fp32)");
-    predict->add_option("--fields", predict_opts.fields, "P,P_OLD: the two pressure levels' dataset paths");
+    predict->add_option(
+        "--fields", predict_opts.fields,
+        "the state's channel datasets: seismic P,P_OLD (the two pressure levels), cfd U,V[,W]");
     predict->footer("docs/user-guide.md, \"Running a trained surrogate on your own state\".");
 
     bool info_verbose = false;
