@@ -28,34 +28,13 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import Oracle, rel  # noqa: E402
+from oracle import finish, predicted_change, rel  # noqa: E402
 
 torch.set_num_threads(1)
 
-KEYS = ("dim", "in_channels", "out_channels", "patch", "embed", "heads", "layers", "mlp_hidden", "window",
-        "shifted", "learned_positions", "no_positions", "global_patches_x", "global_patches_y",
-        "global_patches_z")
-
-
 def oracle_change(weights, p, p_old, velocity):
     """The change of (p, p_old) over one prediction, in fp64 PyTorch."""
-    f = h5py.File(weights, "r")
-    g = f["surrogate"]
-    cfg = {k: int(g.attrs[k]) for k in KEYS}
-    model = Oracle(cfg, torch.float64)
-    params = model.named_for_mantissa()
-    assert set(params) == set(g["weights"].keys()), set(params) ^ set(g["weights"].keys())
-    with torch.no_grad():
-        for name, prm in params.items():
-            prm.copy_(torch.as_tensor(np.asarray(g["weights"][name], dtype=np.float64)))
-    nz = {k: np.asarray(g["normalization"][k], dtype=np.float64) for k in ("in_mean", "in_std", "out_mean", "out_std")}
-    amplitude = int(g.attrs.get("scaling", 0)) == 1
-    a = float(np.sqrt(np.mean(p * p))) if amplitude else 1.0
-    x = np.stack([p / a, p_old / a, velocity])[None]
-    x = (x - nz["in_mean"][None, :, None, None]) / nz["in_std"][None, :, None, None]
-    with torch.no_grad():
-        out = model(torch.as_tensor(x), [(0, 0)]).numpy()[0]
-    return (out * nz["out_std"][:, None, None] + nz["out_mean"][:, None, None]) * a
+    return predicted_change(weights, [p, p_old], [velocity])
 
 
 def main():
@@ -163,10 +142,7 @@ def main():
     else:
         print("bad state file refused:", r.stderr.strip().splitlines()[0][:160])
 
-    if failures:
-        print("\n".join("FAIL: " + f for f in failures))
-        sys.exit(1)
-    print("ok")
+    finish(failures)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,44 @@ def rel(a, b, floor=0.0):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), floor, 1e-300))
 
 
+# The model's configuration attributes in a weights file (surrogate-trained.h5).
+WEIGHT_KEYS = ("dim", "in_channels", "out_channels", "patch", "embed", "heads", "layers", "mlp_hidden",
+               "window", "shifted", "learned_positions", "no_positions", "global_patches_x",
+               "global_patches_y", "global_patches_z")
+
+
+def predicted_change(weights, state, statics=()):
+    """The change of the state channels over one prediction of the 2D model in a weights file,
+    in fp64 PyTorch: `state` (a list of (ny, nx) arrays, divided by channel 0's RMS under
+    amplitude scaling) and `statics` (inputs after them, not scaled), normalised as the file
+    says; the change is returned in the state's units."""
+    f = h5py.File(weights, "r")
+    g = f["surrogate"]
+    cfg = {k: int(g.attrs[k]) for k in WEIGHT_KEYS}
+    model = Oracle(cfg, torch.float64)
+    params = model.named_for_mantissa()
+    assert set(params) == set(g["weights"].keys()), set(params) ^ set(g["weights"].keys())
+    with torch.no_grad():
+        for name, prm in params.items():
+            prm.copy_(torch.as_tensor(np.asarray(g["weights"][name], dtype=np.float64)))
+    nz = {k: np.asarray(g["normalization"][k], dtype=np.float64) for k in ("in_mean", "in_std", "out_mean", "out_std")}
+    amplitude = int(g.attrs.get("scaling", 0)) == 1
+    a = float(np.sqrt(np.mean(state[0] * state[0]))) if amplitude else 1.0
+    x = np.stack([c / a for c in state] + list(statics))[None]
+    x = (x - nz["in_mean"][None, :, None, None]) / nz["in_std"][None, :, None, None]
+    with torch.no_grad():
+        out = model(torch.as_tensor(x), [(0, 0)]).numpy()[0]
+    return (out * nz["out_std"][:, None, None] + nz["out_mean"][:, None, None]) * a
+
+
+def finish(failures):
+    """A check script's end: its failures, one per line, and exit 1; or "ok"."""
+    if failures:
+        print("\n".join("FAIL: " + f for f in failures))
+        sys.exit(1)
+    print("ok")
+
+
 class Oracle(torch.nn.Module):
     def __init__(self, cfg, dtype):
         super().__init__()
