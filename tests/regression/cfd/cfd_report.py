@@ -144,9 +144,12 @@ def check_surrogate(rep, md, check, samples=85, heldout=(440, 600), rollouts=Non
         b, a = p["divergence_before_max"], p["divergence_after_max"]
         check(0.0 < p["divergence_before_mean"] <= b, f"{name}: divergence before {p['divergence_before_mean']}, {b}")
         # the solve's 1e-10 relative residual bounds the remainder; 1e-6 of the largest is slack
-        # for a prediction with a smaller divergence than the largest
-        check(a <= 1e-9 and a <= 1e-6 * b, f"{name}: divergence after projection {a} (before {b})")
-        check(c["divergence_max"] <= 1e-9, f"{name}: divergence at the samples {c['divergence_max']}")
+        # for a prediction with a smaller divergence than the largest. The absolute 1e-9 scales
+        # with a largest divergence above 1 (the solve's tolerance is relative to what it
+        # removes: a rollout that drifts, as the 3D held-out one does, predicts larger ones)
+        floor = 1e-9 * max(1.0, b)
+        check(a <= floor and a <= 1e-6 * b, f"{name}: divergence after projection {a} (before {b})")
+        check(c["divergence_max"] <= floor, f"{name}: divergence at the samples {c['divergence_max']}")
         for k in ("kinetic_energy_final", "enstrophy_final"):
             check(math.isfinite(c[k]) and c[k] > 0.0, f"{name}: {k} = {c[k]}")
         r = v.get("rollout")
