@@ -18,6 +18,7 @@
 #include <mantissa/io/Xdmf.hpp>
 #include <mantissa/mesh/Decomposition.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
+#include <mantissa/workflow/CampaignCheckpoint.hpp>
 #include <mantissa/workflow/PhysicsModel.hpp>
 #include <mantissa/workflow/SurrogateModel.hpp>
 
@@ -102,25 +103,31 @@ StateLayout find_layout(const io::H5File& f, const std::string& path, const std:
                   "), e.g. --fields " + example);
     l.kind = "the datasets named by --fields";
   } else if (f.has("fields/state.0")) {
-    // A campaign checkpoint: its running state's fields, named in the campaign.state attribute
-    // (an older checkpoint without it: the channels are the first fields, in order).
-    const std::vector<std::string> stored =
-        f.has_attribute("campaign.state") ? split(f.get_string("campaign.state"), '\n') : names;
-    auto index = [&](const std::string& n) {
-      for (std::size_t i = 0; i < stored.size(); ++i)
-        if (stored[i] == n) return static_cast<std::int64_t>(i);
-      return std::int64_t(-1);
+    // A campaign checkpoint: its running state's fields by name (a file without the names, e.g.
+    // one written by hand in that layout: the channels are its first fields, in order).
+    auto stored = workflow::CampaignCheckpoint::state_datasets(f);
+    if (stored.empty())
+      for (std::size_t i = 0; i < names.size(); ++i)
+        stored.emplace_back(names[i], "fields/state." + std::to_string(i));
+    auto dataset = [&](const std::string& n) {
+      for (const auto& s : stored)
+        if (s.first == n) return s.second;
+      return std::string();
     };
     for (const auto& n : names) {
-      const std::int64_t i = index(n);
-      if (i < 0)
+      const std::string d = dataset(n);
+      if (d.empty()) {
+        std::vector<std::string> held;
+        held.reserve(stored.size());
+        for (const auto& s : stored) held.push_back(s.first);
         throw Error("mantissa predict: campaign checkpoint '" + path + "' holds the state fields " +
-                    join(stored, ", ") + ", not the surrogate's channel '" + n +
+                    join(held, ", ") + ", not the surrogate's channel '" + n +
                     "' (a checkpoint of another physics?); name the datasets with --fields " + example);
-      l.datasets.push_back("fields/state." + std::to_string(i));
+      }
+      l.datasets.push_back(d);
     }
     for (const auto& n : others)
-      if (index(n) >= 0) l.more[n] = "fields/state." + std::to_string(index(n));
+      if (!dataset(n).empty()) l.more[n] = dataset(n);
     l.kind = "a campaign checkpoint";
   } else {
     // The solver's own checkpoint (/fields/NAME), or what `mantissa predict` writes (/NAME).

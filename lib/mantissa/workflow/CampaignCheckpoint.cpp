@@ -25,6 +25,7 @@
 #include <mantissa/core/Log.hpp>
 #include <mantissa/io/Checkpoint.hpp>
 #include <mantissa/io/DurableFile.hpp>
+#include <mantissa/io/H5File.hpp>
 #include <mantissa/workflow/CampaignCheckpoint.hpp>
 #include <mantissa/workflow/detail/TextArchive.hpp>
 
@@ -288,6 +289,15 @@ std::string cost_file(const PhaseContext& ctx) {
   return ctx.run_dir() + "/.checkpoint-write-cost";
 }
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> CampaignCheckpoint::state_datasets(const io::H5File& f) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!f.has_attribute("campaign.state")) return out;
+  const auto names = split_lines(f.get_string("campaign.state"));
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out.emplace_back(names[i], "fields/state." + std::to_string(i));
+  return out;
+}
 
 void CampaignCheckpoint::record_cost(PhaseContext& ctx, double seconds, double bytes) {
   if (ctx.rank() != 0) return;

@@ -10,7 +10,8 @@
 
 namespace mantissa::io {
 class CheckpointWriter;
-}
+class H5File;
+}  // namespace mantissa::io
 
 namespace mantissa::workflow {
 
@@ -35,6 +36,10 @@ class CampaignCheckpoint final : public Checkpointer {
   bool has_state() const { return !m_pending_names.empty(); }
   // Where the checkpoints go: checkpoint.dir, relative to the run directory unless absolute.
   std::string directory(const PhaseContext& ctx) const;
+  // The running state an open campaign checkpoint file holds, for readers outside the campaign
+  // (`mantissa predict`): (state field name, dataset path) in the state's order. Empty when the
+  // file names no running state (written between phases, or not a campaign checkpoint).
+  static std::vector<std::pair<std::string, std::string>> state_datasets(const io::H5File& f);
 
  private:
   void read_file(PhaseContext& ctx, const std::string& file);

@@ -288,8 +288,7 @@ bool PhaseContext::stop_requested() const {
     // to its first poll) cannot be avoided by stopping: every later start would stop before it
     // again and the chain of starts would never end. The limit then keeps room for a stop's
     // checkpoint only, and says so once a phase (rank 0's numbers).
-    const bool unfittable = margin >= limit - m_first_poll_elapsed;
-    if (unfittable) {
+    if (margin >= limit - m_first_poll_elapsed) {
       if (m_unfittable_warned != m_cur.phase && m_rank == 0)
         log::warn(
             "[campaign] run.wall_time_limit: phase '{}' forecasts {:.3g} s of end work and {:.3g} s for a "
@@ -297,8 +296,6 @@ bool PhaseContext::stop_requested() const {
             "pass the limit; a longer run.wall_time_limit avoids that",
             phase_name(), end_work, write, limit - m_first_poll_elapsed);
       m_unfittable_warned = m_cur.phase;
-    }
-    if (unfittable) {
       // Room for a stop's checkpoint as it would be written here, not for the phase end's
       // (which grows by the phase's snapshots and may alone exceed a start: then every start
       // would stop after one unit of work and the chain would outlast its starts).
