@@ -196,9 +196,11 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
       });
 }
 
-// One colour of red-black Gauss-Seidel (see detail::rbgs). Only the colour's cells and the
-// other colour's neighbours are touched: the centre row at the colour's positions and the odd
-// ones between them, the four neighbour rows at the colour's positions.
+// One colour of red-black Gauss-Seidel (see detail::rbgs). The update of every cell of a row is
+// computed contiguously into scratch and only the colour's cells are stored: twice the
+// arithmetic of the colour alone, but no strided copies of seven rows in and one out, which
+// were most of a pass's instructions (docs/performance.md, 2026-12-03). 16-bit rows are decoded
+// whole. Only the colour's cells are written, so rows may still run on any thread.
 template <class Exec, class T, class M, class S>
 void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
           const View3<T, M>& f, int colour) {
@@ -209,13 +211,12 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
   const T* const fp = f.data();
   for_rows(
       "mantissa::solvers::Multigrid::rbgs", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
-      [=] { return Rows<C, 8>(n / 2 + 2); },
+      [=] { return Rows<C, 8>(n + 2); },
       [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
         mirror_row(s, xp + at(x, k, j, x0), x0, n);
         const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
         const std::int64_t start = x0 + ((colour + 2 - par) % 2);
         if (start >= x1) return;
-        const std::int64_t cnt = (x1 - start + 1) / 2;
         // the row's diagonal away from the x faces, as Stencil::diag_at computes it
         const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
         C dr = s.diag;
@@ -223,37 +224,41 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
         dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
         if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
         const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
-        const std::int64_t o = at(x, k, j, start);  // cell m sits at o + 2 m
-        const C* KOKKOS_RESTRICT xc = rows.get(0, xp + o, cnt, 2);
-        const C* KOKKOS_RESTRICT xo =
-            rows.get(1, xp + o - 1, cnt + 1, 2);  // left of m: xo[m], right: xo[m + 1]
-        const C* KOKKOS_RESTRICT ym = rows.get(2, xp + o - sy, cnt, 2);
-        const C* KOKKOS_RESTRICT yp = rows.get(3, xp + o + sy, cnt, 2);
-        const C* KOKKOS_RESTRICT fr = rows.get(4, fp + o, cnt, 2);
-        const C* zm = ym;
-        const C* zp = yp;
-        if (s.is3d) {
-          zm = rows.get(5, xp + o - sz, cnt, 2);
-          zp = rows.get(6, xp + o + sz, cnt, 2);
-        }
-        C* KOKKOS_RESTRICT out = rows.scratch(7);
         const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
         const bool is3d = s.is3d;
-        MANTISSA_SOLVERS_IVDEP
-        for (std::int64_t m = 0; m < cnt; ++m) {
-          const C z = is3d ? cz * (zm[m] + zp[m]) : C(0);
-          const C r = fr[m] - d * xc[m] + (cx * (xo[m] + xo[m + 1]) + cy * (ym[m] + yp[m]) + z);
-          out[m] = xc[m] + r * inv;
+        const std::int64_t o = at(x, k, j, x0);
+        const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
+        const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
+        const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
+        const C* KOKKOS_RESTRICT zm = is3d ? rows.get(3, xp + o - sz, n) : ym;
+        const C* KOKKOS_RESTRICT zp = is3d ? rows.get(4, xp + o + sz, n) : yp;
+        const C* KOKKOS_RESTRICT fr = rows.get(5, fp + o, n);
+        C* KOKKOS_RESTRICT out = rows.scratch(7);
+        if (is3d) {
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) {
+            const C r = fr[i] - d * xr[i] +
+                        (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+            out[i] = xr[i] + r * inv;
+          }
+        } else {
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) {
+            const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + C(0));
+            out[i] = xr[i] + r * inv;
+          }
         }
         // cells on an x face: their own diagonal
-        for (std::int64_t m : {std::int64_t(0), cnt - 1}) {
-          const std::int64_t i = start + 2 * m, g0 = i + s.shift[0];
+        for (const std::int64_t i : {std::int64_t(0), n - 1}) {
+          const std::int64_t g0 = x0 + i + s.shift[0];
           if (g0 != 0 && g0 != s.last[0]) continue;
-          const C z = is3d ? cz * (zm[m] + zp[m]) : C(0);
-          const C r = fr[m] - d * xc[m] + (cx * (xo[m] + xo[m + 1]) + cy * (ym[m] + yp[m]) + z);
-          out[m] = xc[m] + r * s.inv_diag_at(k, j, i);
+          const C z = is3d ? cz * (zm[i] + zp[i]) : C(0);
+          const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + z);
+          out[i] = xr[i] + r * s.inv_diag_at(k, j, x0 + i);
         }
-        encode<T>(out, xp + o, cnt, 2);
+        // T's constructor rounds as encode does
+        T* const xw = xp + o;
+        for (std::int64_t i = start - x0; i < n; i += 2) xw[i] = T(out[i]);
       });
 }
 
@@ -277,7 +282,8 @@ void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>&
         const C* KOKKOS_RESTRICT fr = rows.get(3, fp + o, n);
         const C* KOKKOS_RESTRICT zm = s.is3d ? rows.get(5, xp + o - sz, n) : ym;
         const C* KOKKOS_RESTRICT zp = s.is3d ? rows.get(6, xp + o + sz, n) : yp;
-        C* KOKKOS_RESTRICT out = rows.scratch(4);
+        // storage in the compute type: straight into x_out, no copy
+        C* KOKKOS_RESTRICT out = std::is_same<T, C>::value ? reinterpret_cast<C*>(op + o) : rows.scratch(4);
         const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
         C dr = s.diag;
         dr -= C(0) + C(0);
@@ -299,7 +305,7 @@ void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>&
           const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + z);
           out[i] = xr[i] + w * r * s.inv_diag_at(k, j, x0 + i);
         }
-        encode<T>(out, op + o, n);
+        if constexpr (!std::is_same<T, C>::value) encode<T>(out, op + o, n);
       });
 }
 
@@ -332,7 +338,8 @@ void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int6
             MANTISSA_SOLVERS_IVDEP
             for (std::int64_t e = 0; e < len; ++e) col[e] += wcb * q[e];
           }
-        C* KOKKOS_RESTRICT out = rows.scratch(2);
+        TC* const dst = cp + at(fc, k, j, x0);
+        C* KOKKOS_RESTRICT out = std::is_same<TC, C>::value ? reinterpret_cast<C*>(dst) : rows.scratch(2);
         MANTISSA_SOLVERS_IVDEP
         for (std::int64_t m = 0; m < n; ++m) {
           C t = C(0);
@@ -342,7 +349,7 @@ void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int6
           t += w[3] * col[2 * m + 3];
           out[m] = sc * t;
         }
-        encode<TC>(out, cp + at(fc, k, j, x0), n);
+        if constexpr (!std::is_same<TC, C>::value) encode<TC>(out, dst, n);
       });
 }
 
@@ -392,24 +399,31 @@ void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const s
           }
         }
         const std::int64_t o = at(xf, k, j, x0);
-        C* KOKKOS_RESTRICT out = rows.scratch(3);
-        const C* KOKKOS_RESTRICT old = rows.get(2, fp + o, n);
         const C* KOKKOS_RESTRICT t0 = t[0];
         const C* KOKKOS_RESTRICT t1 = t[1];
         const C* KOKKOS_RESTRICT t2 = t[2];
         const C* KOKKOS_RESTRICT t3 = t[3];
-        if (is3d) {
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) {
-            const C p0 = a * t0[i] + bw * t1[i];
-            const C p1 = a * t2[i] + bw * t3[i];
-            out[i] = old[i] + ps * (a * p0 + bw * p1);
+        // out[i] = old[i] + the prolonged correction; in place when the fine level stores C
+        auto add = [&](const C* old, C* out) {
+          if (is3d) {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) {
+              const C p0 = a * t0[i] + bw * t1[i];
+              const C p1 = a * t2[i] + bw * t3[i];
+              out[i] = old[i] + ps * (a * p0 + bw * p1);
+            }
+          } else {
+            MANTISSA_SOLVERS_IVDEP
+            for (std::int64_t i = 0; i < n; ++i) out[i] = old[i] + ps * (a * t0[i] + bw * t1[i]);
           }
+        };
+        if constexpr (std::is_same<TF, C>::value) {
+          add(fp + o, fp + o);
         } else {
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) out[i] = old[i] + ps * (a * t0[i] + bw * t1[i]);
+          C* const out = rows.scratch(3);
+          add(rows.get(2, fp + o, n), out);
+          encode<TF>(out, fp + o, n);
         }
-        encode<TF>(out, fp + o, n);
       });
 }
 
