@@ -20,13 +20,11 @@ using namespace mantissa::solvers;
 namespace sd = mantissa::solvers::detail;
 
 template <class T>
-struct Bits {
-  static std::uint64_t of(const T& v) {
-    std::uint64_t u = 0;
-    std::memcpy(&u, &v, sizeof v);
-    return u;
-  }
-};
+std::uint64_t bits_of(const T& v) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &v, sizeof v);
+  return u;
+}
 
 struct Case {
   int dim;
@@ -69,7 +67,7 @@ std::int64_t compare(const std::string& what, const A& got, const B& want, const
   for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
     for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j)
       for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i)
-        if (Bits<T>::of(got(k, j, i)) != Bits<T>::of(want(k, j, i))) {
+        if (bits_of(got(k, j, i)) != bits_of(want(k, j, i))) {
           if (bad++ < 3)
             ADD_FAILURE() << what << ": cell (" << k << ", " << j << ", " << i << ") host "
                           << double(sd::compute_t<T>(got(k, j, i))) << " point-wise "

@@ -9,8 +9,8 @@
 //   vectorise (measured: the fp32 residual ran at the fp64 one's cell rate, docs/performance.md);
 // - 16-bit storage decoded to the compute type once per row (bf16: a shift; fp16: F16C where
 //   the compiler targets it) and encoded once per row with the constructor's rounding rule;
-// - red-black Gauss-Seidel reads and writes only the cells of the colour it updates and the
-//   other colour's cells it needs (stride 2), so rows may run on any thread without a race.
+// - red-black Gauss-Seidel computes a whole row and writes only the cells of the colour it
+//   updates (it reads the other colour's), so rows may run on any thread without a race.
 //
 // Work is split into a few chunks of rows per thread; each chunk owns its row scratch.
 // Host only: nothing here is compiled for or called from device code.
@@ -211,8 +211,8 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
   const T* const fp = f.data();
   for_rows(
       "mantissa::solvers::Multigrid::rbgs", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
-      [=] { return Rows<C, 8>(n + 2); },
-      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+      [=] { return Rows<C, 7>(n + 2); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 7>& rows) {
         mirror_row(s, xp + at(x, k, j, x0), x0, n);
         const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
         const std::int64_t start = x0 + ((colour + 2 - par) % 2);
@@ -233,7 +233,7 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
         const C* KOKKOS_RESTRICT zm = is3d ? rows.get(3, xp + o - sz, n) : ym;
         const C* KOKKOS_RESTRICT zp = is3d ? rows.get(4, xp + o + sz, n) : yp;
         const C* KOKKOS_RESTRICT fr = rows.get(5, fp + o, n);
-        C* KOKKOS_RESTRICT out = rows.scratch(7);
+        C* KOKKOS_RESTRICT out = rows.scratch(6);
         if (is3d) {
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i) {
