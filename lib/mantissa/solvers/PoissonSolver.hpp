@@ -68,8 +68,11 @@ class PoissonSolver {
   template <class K>
   // stall_window > 0: return early when that many iterations reduce the residual by less than
   // the stall factor (the reason in *stall), or when the preconditioner breaks down.
+  // residual (not zero_initial): w.r already holds b - L x for the current x, x's ghosts
+  // filled, with these norms (as true_residual returns them), so the first pass is skipped.
   int pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
-          double history_scale, SolveStats& stats, int stall_window, std::string* stall);
+          double history_scale, SolveStats& stats, int stall_window, std::string* stall,
+          const detail::NormMax* residual = nullptr);
   detail::NormMax true_residual();
 
  private:

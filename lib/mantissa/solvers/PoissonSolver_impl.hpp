@@ -80,7 +80,8 @@ void PoissonSolver<L, M>::fill(Work<K>& w, Field<K, M>& f) {
 template <class L, class M>
 template <class K>
 int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool zero_initial, bool& healthy,
-                             double history_scale, SolveStats& stats, int stall_window, std::string* stall) {
+                             double history_scale, SolveStats& stats, int stall_window, std::string* stall,
+                             const detail::NormMax* residual) {
   const execution_space space;
   const MPI_Comm comm = m_decomp->comm();
   const auto s = detail::make_stencil<K>(m_mg->level(0).coef, m_dim);
@@ -100,6 +101,9 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     Kokkos::deep_copy(w.x.view(), K(0));
     Kokkos::deep_copy(w.r.view(), w.b.view());
     nm = allreduce_nm(detail::shift_norms(space, m_place, w.r.view(), 0.0));
+  } else if (residual) {
+    // sum2 and max as reduced over the ranks; a singular problem's sum2 is recomputed below
+    nm = *residual;
   } else {
     fill(w, w.x);
     nm = allreduce_nm(detail::residual_norms(space, m_place, s, w.x.view(), w.b.view(), w.r.view()));
@@ -358,7 +362,13 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
     return stats;
   }
   const double target = m_options.tolerance * bnorm;
-  auto rel = [&]() { return std::sqrt(true_residual().sum2) / bnorm; };
+  // m_w64.r holds the true residual of the current x from each rel() to the next change of x:
+  // the CG restarts and refinement steps start from it instead of computing it again.
+  detail::NormMax truth;
+  auto rel = [&]() {
+    truth = true_residual();
+    return std::sqrt(truth.sum2) / bnorm;
+  };
   stats.initial_residual = rel();
   double current = stats.initial_residual;
   int used = 0;
@@ -370,7 +380,7 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
       const bool watch = !all_fp64();
       std::string stall;
       const int its = pcg(m_w64, target, m_options.max_iterations - used, false, healthy, 1.0 / bnorm, stats,
-                          watch ? m_options.stall_window : 0, watch ? &stall : nullptr);
+                          watch ? m_options.stall_window : 0, watch ? &stall : nullptr, &truth);
       used += its;
       const double before = current;
       current = rel();
@@ -386,7 +396,7 @@ SolveStats PoissonSolver<L, M>::solve(const Field<double, M>& b, Field<double, M
       continue;
     }
     // one refinement step: fp64 residual -> fp32 CG with the mixed multigrid -> fp64 update
-    auto nm = true_residual();
+    const detail::NormMax nm = truth;
     if (m_mg->singular()) detail::shift_norms(space, m_place, m_w64.r.view(), nm.sum / ncells);
     const double rmax = nm.max > 0 ? nm.max : 1.0;
     detail::convert(space, m_place, m_w64.r.view(), m_place, m_w32.b.view(), 1.0 / rmax);

@@ -5,13 +5,17 @@
 // cells' own diagonals and the x-face mirrors are exercised). The host kernels reorganise the
 // loops for a CPU core; a mismatch in any bit means a cell computed another expression.
 #include <mantissa/solvers/Multigrid.hpp>
+#include <mantissa/solvers/PoissonSolver.hpp>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -167,6 +171,59 @@ TEST(HostKernels, MatchPointwiseBf16) {
 }
 TEST(HostKernels, MatchPointwiseFp16) {
   for (const Case& c : k_cases) check_kernels<fp16>(c);
+}
+
+// The CG's row norms (sum of squares, sum, maximum magnitude), which the host runs as vectors,
+// against their definition: sd::host::lanes partial sums, lane l taking elements l, l + lanes,
+// ..., the remainder in lane 0, lanes added in order. Any other order (a vector compiled with
+// reassociation, a changed remainder) changes bits of the CG's residual norms.
+template <class K>
+void check_row_norms() {
+  constexpr int L = sd::host::lanes;
+  for (const std::int64_t n : {std::int64_t(0), std::int64_t(5), std::int64_t(8), std::int64_t(13),
+                               std::int64_t(64), std::int64_t(203)}) {
+    std::vector<K> v(std::size_t(n) + 1);
+    std::uint64_t seed = 12345 + std::uint64_t(n);
+    for (auto& x : v) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      // magnitudes over 8 decades, both signs, so that the sums round at every add
+      const double u = double(seed >> 11) * (1.0 / 9007199254740992.0);
+      x = K((u - 0.5) * std::pow(10.0, double((seed >> 3) % 8) - 4.0));
+    }
+    double s2[L] = {}, s1[L] = {}, mx[L] = {};
+    std::int64_t i = 0;
+    for (; i + L <= n; i += L)
+      for (int l = 0; l < L; ++l) {
+        const double t = double(v[std::size_t(i + l)]);
+        s2[l] += t * t;
+        s1[l] += t;
+        mx[l] = std::fabs(t) > mx[l] ? std::fabs(t) : mx[l];
+      }
+    for (; i < n; ++i) {
+      const double t = double(v[std::size_t(i)]);
+      s2[0] += t * t;
+      s1[0] += t;
+      mx[0] = std::fabs(t) > mx[0] ? std::fabs(t) : mx[0];
+    }
+    sd::NormMax want;
+    for (int l = 0; l < L; ++l) {
+      want.sum2 += s2[l];
+      want.sum += s1[l];
+      if (mx[l] > want.max) want.max = mx[l];
+    }
+    sd::NormMax got;
+    sd::host::norms_of_row(v.data(), n, got);
+    EXPECT_EQ(bits_of(got.sum2), bits_of(want.sum2)) << "n = " << n;
+    EXPECT_EQ(bits_of(got.sum), bits_of(want.sum)) << "n = " << n;
+    EXPECT_EQ(bits_of(got.max), bits_of(want.max)) << "n = " << n;
+  }
+}
+
+TEST(HostKernels, RowNormsInLaneOrderFp64) {
+  check_row_norms<double>();
+}
+TEST(HostKernels, RowNormsInLaneOrderFp32) {
+  check_row_norms<float>();
 }
 
 }  // namespace

@@ -52,13 +52,51 @@ void reduce_rows(const char* label, const Exec& space, const Box& b, const Make&
       result);
 }
 
-// Lane-wise partial sums of a row (8 lanes: two AVX2 vectors of doubles), so the row's
-// reduction vectorises without reassociation flags; lanes are added once per row.
+// Lane-wise partial sums of a row (8 lanes: one AVX-512 or two AVX2 vectors of doubles), so the
+// row's reduction vectorises without reassociation flags; lanes are added once per row.
 constexpr int lanes = 8;
+
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIP__)
+// GCC's vector extension (Clang has it too) for the norms: GCC 12 does not vectorise the lane
+// arrays below once a running maximum is among the sums (the select defeats its SLP pass), and
+// the scalar form costs 3.5x (double) to 6x (float) the vector one in L1 (docs/performance.md).
+// Each vector lane is the array's lane with the same operations in the same order, so the bits
+// are those of the array form, which device compilers (and any other host compiler) use.
+#define MANTISSA_SOLVERS_VECTOR_LANES 1
+typedef double LaneVector __attribute__((vector_size(lanes * sizeof(double))));
+
+// out = the lanes v[0..lanes) as doubles (by reference: a 64-byte vector passed by value would
+// change the ABI where AVX-512 is off, which GCC warns about).
+template <class K>
+inline void load_lanes(const K* v, LaneVector& out) {
+  if constexpr (std::is_same<K, double>::value) {
+    __builtin_memcpy(&out, v, sizeof out);
+  } else if constexpr (std::is_same<K, float>::value) {
+    typedef float Narrow __attribute__((vector_size(lanes * sizeof(float))));
+    Narrow f;
+    __builtin_memcpy(&f, v, sizeof f);
+    out = __builtin_convertvector(f, LaneVector);
+  } else {
+    for (int l = 0; l < lanes; ++l) out[l] = double(v[l]);
+  }
+}
+#endif
 
 // sum2, sum and max of v[0..n) into nm.
 template <class K>
 inline void norms_of_row(const K* KOKKOS_RESTRICT v, std::int64_t n, NormMax& nm) {
+#ifdef MANTISSA_SOLVERS_VECTOR_LANES
+  LaneVector s2 = {}, s1 = {}, mx = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    LaneVector t;
+    load_lanes(v + i, t);
+    s2 += t * t;
+    s1 += t;
+    const LaneVector a = t < 0 ? -t : t;
+    mx = a > mx ? a : mx;
+  }
+#else
   double s2[lanes] = {}, s1[lanes] = {}, mx[lanes] = {};
   std::int64_t i = 0;
   for (; i + lanes <= n; i += lanes)
@@ -69,6 +107,7 @@ inline void norms_of_row(const K* KOKKOS_RESTRICT v, std::int64_t n, NormMax& nm
       const double a = t < 0 ? -t : t;
       mx[l] = a > mx[l] ? a : mx[l];
     }
+#endif
   for (; i < n; ++i) {
     const double t = double(v[i]);
     s2[0] += t * t;
