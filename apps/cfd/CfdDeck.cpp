@@ -62,6 +62,13 @@ void register_schema(Schema& s) {
   s.integer("cfd.solver.max_iterations", "multigrid cycles per solve at most", 200, 1, 100000);
   s.choice("cfd.solver.cycle", "multigrid cycle", {"v", "f"}, std::string("v"));
   s.choice("cfd.solver.smoother", "multigrid smoother", {"rbgs", "jacobi", "chebyshev"}, std::string("rbgs"));
+  s.integer(
+      "cfd.solver.sweeps",
+      "smoothing sweeps before and after each coarse-grid correction (1: V(1,1), 2: V(2,2); chebyshev: the "
+      "polynomial degree); more sweeps "
+      "cost more per cycle and take fewer cycles, which pays most with a solver role below fp64 "
+      "(docs/performance.md)",
+      1, 1, 8);
   s.choice(
       "cfd.solver.outer",
       "how a solver role below fp64 reaches the fp64 tolerance: cg (fp64 CG around the mixed multigrid) or "
@@ -133,6 +140,8 @@ Config config_from_deck(const Deck& d) {
   c.solve.multigrid.cycle = solvers::parse_cycle(d.get_string("cfd.solver.cycle"), "cfd.solver.cycle");
   c.solve.multigrid.smoother =
       solvers::parse_smoother(d.get_string("cfd.solver.smoother"), "cfd.solver.smoother");
+  c.solve.multigrid.pre_sweeps = c.solve.multigrid.post_sweeps =
+      static_cast<int>(d.get_int("cfd.solver.sweeps"));
   c.solve.outer = solvers::parse_outer(d.get_string("cfd.solver.outer"), "cfd.solver.outer");
   c.solve.inner_tolerance = d.get_real("cfd.solver.inner_tolerance");
   c.solve.krylov_storage =
