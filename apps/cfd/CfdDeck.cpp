@@ -18,7 +18,9 @@ Side parse_side(const std::string& text, const std::string& key) {
   if (text == "periodic") return Side::periodic;
   if (text == "wall") return Side::wall;
   if (text == "lid") return Side::lid;
-  throw Error(key + " = '" + text + "': use wall, lid or periodic");
+  if (text == "inflow") return Side::inflow;
+  if (text == "outflow") return Side::outflow;
+  throw Error(key + " = '" + text + "': use wall, lid, periodic, inflow or outflow");
 }
 }  // namespace
 
@@ -37,14 +39,23 @@ void register_schema(Schema& s) {
   s.section(
       "cfd.boundaries",
       "Per side: wall (no slip), lid (a wall sliding at lid_velocity: along x on the y and z sides, along "
-      "y on the x sides) or periodic (both sides of the axis, with mesh.periodic true on it).");
+      "y on the x sides), periodic (both sides of the axis, with mesh.periodic true on it), inflow (the "
+      "normal velocity into the domain is cfd.inflow's, no tangential velocity) or outflow (zero pressure, "
+      "zero normal derivative of the tangential velocity, the normal velocity from continuity); an inflow "
+      "side needs an outflow side.");
   for (int a = 0; a < 3; ++a)
     for (int side = 0; side < 2; ++side)
       s.choice(std::string("cfd.boundaries.") + side_keys[a][side],
                a == 2 ? "boundary condition of this side (3D meshes only; ignored in 2D)"
                       : "boundary condition of this side",
-               {"wall", "lid", "periodic"}, std::string("wall"));
+               {"wall", "lid", "periodic", "inflow", "outflow"}, std::string("wall"));
   s.real("cfd.lid_velocity", "speed of every lid side", 1.0, -rmax, rmax);
+  s.section("cfd.inflow", "The velocity through every inflow side (cfd.boundaries).");
+  s.real("cfd.inflow.velocity", "bulk (mean) speed into the domain", 1.0, -rmax, rmax);
+  s.choice("cfd.inflow.profile",
+           "uniform, or parabolic: 6 s (1 - s) across each cross axis that is not periodic (s in [0, 1] "
+           "across the domain; the fully developed laminar profile of a 2D channel), the same mean",
+           {"uniform", "parabolic"}, std::string("uniform"));
   s.section("cfd.initial", "The velocity at time 0 (projected once to be discretely divergence-free).");
   s.choice(
       "cfd.initial.kind",
@@ -95,6 +106,9 @@ Config config_from_deck(const Deck& d) {
   c.dt = d.get_real("cfd.dt");
   c.cfl = d.get_real("cfd.cfl");
   c.lid_velocity = d.get_real("cfd.lid_velocity");
+  c.inflow_velocity = d.get_real("cfd.inflow.velocity");
+  c.inflow_profile =
+      d.get_string("cfd.inflow.profile") == "parabolic" ? InflowProfile::parabolic : InflowProfile::uniform;
   for (int a = 0; a < 3; ++a) {
     for (int side = 0; side < 2; ++side) {
       const std::string key = std::string("cfd.boundaries.") + side_keys[a][side];

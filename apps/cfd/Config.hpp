@@ -19,8 +19,19 @@ namespace mantissa::cfd {
 //  - periodic: both sides of the axis, and the mesh axis must be periodic;
 //  - wall: no slip, no penetration (velocity zero on the side);
 //  - lid: a wall that slides along its first tangential axis (x for the y and z sides, y for
-//    the x sides) at Config::lid_velocity: the driven cavity's lid.
-enum class Side { periodic, wall, lid };
+//    the x sides) at Config::lid_velocity: the driven cavity's lid;
+//  - inflow: the normal velocity into the domain is prescribed (Config::inflow_velocity, the bulk
+//    speed, with Config::inflow_profile across the side), the tangential velocity is zero;
+//  - outflow: the pressure is zero on the side (Dirichlet for the projection's potential), the
+//    tangential velocity has zero normal derivative, and the normal velocity is what makes the
+//    last cell divergence-free (the predictor before a projection extrapolates it with zero
+//    gradient; the projection then corrects it). An inflow side needs an outflow side.
+enum class Side { periodic, wall, lid, inflow, outflow };
+// The normal velocity across an inflow side: uniform, or parabolic 6 s (1 - s) per cross axis that
+// is not periodic (s the position across the domain in [0, 1]; the fully developed laminar profile
+// between plates in 2D, its product in a 3D duct), scaled so that its discrete flux (the midpoint
+// sum over the side's cells) is inflow_velocity times the side's area.
+enum class InflowProfile { uniform, parabolic };
 
 // taylor_green: the 2D vortex (TaylorGreen) in 2D, Brachet's 3D vortex (TaylorGreen3D) in 3D;
 // beltrami: the exact 3D ABC flow (Beltrami), 3D cubes only.
@@ -34,6 +45,8 @@ struct Config {
   std::array<std::array<Side, 2>, 3> side{
       {{Side::wall, Side::wall}, {Side::wall, Side::wall}, {Side::wall, Side::wall}}};
   double lid_velocity = 1.0;
+  double inflow_velocity = 1.0;  // bulk (mean) speed into the domain through every inflow side
+  InflowProfile inflow_profile = InflowProfile::uniform;
   InitialKind initial = InitialKind::rest;
   double amplitude = 1.0;  // taylor_green, beltrami: velocity amplitude U0
   // The pressure Poisson solve: tolerance, cycle, smoother; the multigrid's storage precision

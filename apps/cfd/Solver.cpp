@@ -34,6 +34,10 @@ std::string to_string(Side s) {
       return "wall";
     case Side::lid:
       return "lid";
+    case Side::inflow:
+      return "inflow";
+    case Side::outflow:
+      return "outflow";
   }
   return "?";
 }
@@ -119,8 +123,13 @@ double Beltrami::w(double x, double y, double, double t) const {
 double velocity_scale(const Config& c) {
   double s = 0.0;
   for (int a = 0; a < 3; ++a)
-    for (int side = 0; side < 2; ++side)
+    for (int side = 0; side < 2; ++side) {
       if (c.side[a][side] == Side::lid) s = std::max(s, std::abs(c.lid_velocity));
+      // the parabolic profile's peak is at most 1.5 x 1.5 of the bulk speed (a 3D duct)
+      if (c.side[a][side] == Side::inflow)
+        s = std::max(
+            s, std::abs(c.inflow_velocity) * (c.inflow_profile == InflowProfile::parabolic ? 2.25 : 1.0));
+    }
   if (c.initial == InitialKind::taylor_green) s = std::max(s, std::abs(c.amplitude));
   // each ABC component is the sum of two unit waves
   if (c.initial == InitialKind::beltrami) s = std::max(s, 2.0 * std::abs(c.amplitude));

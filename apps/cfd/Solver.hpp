@@ -187,8 +187,13 @@ class FlowSolver {
 
   // Kernels; public only because nvcc rejects extended lambdas in private members.
   template <class Loc>
-  void fill_boundary(field_type& f) const;
-  void fill_velocity(field_type& u, field_type& v, field_type& w) const;
+  void fill_boundary(field_type& f, bool predictor = false) const;
+  // Halo and boundary values of the velocity; predictor: the stage before its projection (an
+  // outflow face extrapolated with zero gradient, not made divergence-free).
+  void fill_velocity(field_type& u, field_type& v, field_type& w, bool predictor = false) const;
+  template <class Loc>
+  void open_side(field_type& f, int axis, bool high, Side side) const;
+  void outflow_faces(field_type& u, field_type& v, field_type& w) const;
   void momentum(double alpha);
   template <int A>
   void momentum3(const field_type& base, field_type& stage, double alpha);
@@ -225,6 +230,7 @@ class FlowSolver {
   StepSolves m_solves;
   // whether this rank's low face along axis a is a wall face the update leaves alone
   std::array<std::int64_t, 3> m_skip_low{0, 0, 0};
+  bool m_open = false;  // an outflow side (its faces are set by continuity; two halo passes)
 };
 
 extern template class FlowSolver<double, double>;

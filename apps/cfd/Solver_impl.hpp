@@ -64,6 +64,16 @@ FlowSolver<S, C>::FlowSolver(const Decomposition& decomp, const Config& config)
     m_h[std::size_t(a)] = g.spacing[a];
     m_skip_low[std::size_t(a)] = (!p0 && decomp.at_low_boundary(a)) ? 1 : 0;
   }
+  bool inflow = false;
+  for (int a = 0; a < m_dim; ++a)
+    for (int s = 0; s < 2; ++s) {
+      inflow = inflow || config.side[a][s] == Side::inflow;
+      m_open = m_open || config.side[a][s] == Side::outflow;
+    }
+  if (inflow && !m_open)
+    throw Error(
+        "cfd: cfd.boundaries has an inflow side but no outflow side, so the inflow has nowhere to go (the "
+        "pressure projection would have no solution); make the opposite side outflow");
   m_dt = choose_dt(g, config);
   const std::string base = "mantissa::cfd::FlowSolver::";
   m_u = field_type(base + "u", decomp, 1);
@@ -87,6 +97,8 @@ FlowSolver<S, C>::FlowSolver(const Decomposition& decomp, const Config& config)
     for (int s = 0; s < 2; ++s)
       if (config.side[a][s] == Side::periodic)
         bc.face[std::size_t(2 * a + s)] = solvers::BoundaryKind::periodic;
+      else if (config.side[a][s] == Side::outflow)
+        bc.face[std::size_t(2 * a + s)] = solvers::BoundaryKind::dirichlet;
   solvers::SolverOptions opt = config.solve;
   opt.multigrid.precisions = solver_level_precisions(config.solver);
   m_poisson = std::make_unique<solvers::PoissonSolver<Cell>>(decomp, bc, opt);
@@ -124,7 +136,7 @@ void FlowSolver<S, C>::set_side(const typename field_type::view_type& view, int 
 
 template <class S, class C>
 template <class Loc>
-void FlowSolver<S, C>::fill_boundary(field_type& f) const {
+void FlowSolver<S, C>::fill_boundary(field_type& f, bool predictor) const {
   constexpr int A = Loc::axis;
   const int g = 1;
   for (int a = 0; a < m_dim; ++a)
@@ -133,6 +145,11 @@ void FlowSolver<S, C>::fill_boundary(field_type& f) const {
       if (side == Side::periodic) continue;
       if (s == 0 ? !m_decomp.at_low_boundary(a) : !m_decomp.at_high_boundary(a)) continue;
       const bool normal = a == A;
+      if (side == Side::inflow || side == Side::outflow) {
+        // an outflow's normal face: the predictor's here; the state's in outflow_faces()
+        if (!(normal && side == Side::outflow && !predictor)) open_side<Loc>(f, a, s == 1, side);
+        continue;
+      }
       // a lid slides along x on the y and z sides and along y on the x sides
       const int lid_component = a == 0 ? 1 : 0;
       const double wall = (!normal && side == Side::lid && lid_component == A) ? m_config.lid_velocity : 0.0;
@@ -145,16 +162,146 @@ void FlowSolver<S, C>::fill_boundary(field_type& f) const {
     }
 }
 
+// An inflow or outflow side of `axis` for the component on Loc's faces (see Side). The outflow's
+// normal face takes the zero-gradient predictor here; outflow_faces() sets the state's.
 template <class S, class C>
-void FlowSolver<S, C>::fill_velocity(field_type& u, field_type& v, field_type& w) const {
-  if (m_dim == 3) {
-    m_halo->exchange({&u, &v, &w});
-  } else {
-    m_halo->exchange({&u, &v});
+template <class Loc>
+void FlowSolver<S, C>::open_side(field_type& f, int axis, bool high, Side side) const {
+  constexpr int A = Loc::axis;
+  const Grid& gr = m_decomp.grid();
+  const auto view = f.view();
+  const std::int64_t g = 1, first = g, last = g + m_decomp.extent()[std::size_t(axis)] - 1;
+  const int o1 = axis == 0 ? 1 : 0, o2 = axis == 2 ? 1 : 2;
+  const std::int64_t across1 = std::int64_t(view.extent(std::size_t(2 - o1)));
+  const std::int64_t across2 = std::int64_t(view.extent(std::size_t(2 - o2)));
+  const bool normal = A == axis, inflow = side == Side::inflow;
+  // the inflow profile: the bulk speed into the domain times 6 s (1 - s) per non-periodic cross axis
+  double speed = inflow ? (high ? -m_config.inflow_velocity : m_config.inflow_velocity) : 0.0;
+  bool shape[3] = {false, false, false};
+  double lo[3] = {0, 0, 0}, len[3] = {1, 1, 1};
+  const auto& off = m_decomp.offset();
+  for (int b = 0; b < m_dim; ++b) {
+    shape[b] = m_config.inflow_profile == InflowProfile::parabolic && b != axis && !gr.periodic[b];
+    lo[b] = double(off[b]) - double(g);  // storage index -> global cell index
+    len[b] = double(gr.n[b]);
+    // the midpoint sum of 6 s (1 - s) over n cells is 1 + 1 / (2 n^2): divide it out, so the
+    // discrete flux is the bulk speed times the side's area
+    if (shape[b]) speed /= 1.0 + 0.5 / (len[b] * len[b]);
   }
-  fill_boundary<FaceX>(u);
-  fill_boundary<FaceY>(v);
-  if (m_dim == 3) fill_boundary<FaceZ>(w);
+  const int dim = m_dim;
+  using P2 = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<2>>;
+  using idx = typename P2::index_type;
+  Kokkos::parallel_for(
+      "mantissa::cfd::FlowSolver::open_boundary", P2({idx(0), idx(0)}, {idx(across2), idx(across1)}),
+      KOKKOS_LAMBDA(const std::int64_t t2, const std::int64_t t1) {
+        std::int64_t pi[3], po[3];
+        pi[o1] = po[o1] = t1;
+        pi[o2] = po[o2] = t2;
+        pi[axis] = high ? last : first;
+        po[axis] = high ? last + 1 : first - 1;
+        if (!normal) {
+          // tangential: zero on an inflow face (ghost 0 - inside), zero normal derivative at an outflow
+          view(po[2], po[1], po[0]) = inflow ? S(-C(view(pi[2], pi[1], pi[0]))) : view(pi[2], pi[1], pi[0]);
+          return;
+        }
+        // the side's own face: global face 0 (owned, never updated) on the low side, n (the high
+        // ghost) on the high side; on the low side the ghost beyond it gets the same value
+        std::int64_t face[3] = {pi[0], pi[1], pi[2]}, beyond[3] = {po[0], po[1], po[2]};
+        if (high) face[axis] = last + 1;
+        if (inflow) {
+          double q = speed;
+          for (int b = 0; b < dim; ++b)
+            if (shape[b]) {
+              const double sb = (lo[b] + double(b == o1 ? t1 : t2) + 0.5) / len[b];
+              q *= 6.0 * sb * (1.0 - sb);
+            }
+          view(face[2], face[1], face[0]) = S(q);
+          if (!high) view(beyond[2], beyond[1], beyond[0]) = S(q);
+        } else {
+          // zero-gradient predictor: the face next to the side's face
+          std::int64_t next[3] = {face[0], face[1], face[2]};
+          next[axis] = high ? last : first + 1;
+          const S q = view(next[2], next[1], next[0]);
+          view(face[2], face[1], face[0]) = q;
+          if (!high) view(beyond[2], beyond[1], beyond[0]) = q;
+        }
+      });
+}
+
+// The state's normal velocity on every outflow face: what makes the last cell divergence-free,
+// from the owned faces and their halo (so a restored state gets the same bits).
+template <class S, class C>
+void FlowSolver<S, C>::outflow_faces(field_type& u, field_type& v, field_type& w) const {
+  const std::int64_t g = 1;
+  const auto& e = m_decomp.extent();
+  const typename field_type::view_type comp[3] = {u.view(), v.view(), m_dim == 3 ? w.view() : u.view()};
+  const int dim = m_dim;
+  for (int a = 0; a < m_dim; ++a)
+    for (int s = 0; s < 2; ++s) {
+      if (m_config.side[a][s] != Side::outflow) continue;
+      if (s == 0 ? !m_decomp.at_low_boundary(a) : !m_decomp.at_high_boundary(a)) continue;
+      const bool high = s == 1;
+      const auto n = comp[a], c1 = comp[a == 0 ? 1 : 0], c2 = comp[a == 2 ? 1 : 2];
+      const int o1 = a == 0 ? 1 : 0, o2 = a == 2 ? 1 : 2;
+      const C r1 = C(m_h[std::size_t(a)] / m_h[std::size_t(o1)]);
+      const C r2 = C(dim == 3 ? m_h[std::size_t(a)] / m_h[std::size_t(o2)] : 0.0);
+      const std::int64_t cell = high ? g + e[std::size_t(a)] - 1 : g;
+      const std::int64_t e1 = e[std::size_t(o1)], e2 = dim == 3 ? e[std::size_t(o2)] : 1,
+                         g2 = dim == 3 ? g : 0;
+      // also the ghost row below the owned ones where it is a neighbour's (not a wall's): the
+      // halo brings no value there (there is no neighbour beyond the side), the stencils of the
+      // first owned row read it, and its inputs are all here, so it gets its owner's bits
+      const Grid& gr = m_decomp.grid();
+      const auto below = [&](int b) {
+        return (gr.periodic[b] || !m_decomp.at_low_boundary(b)) ? std::int64_t(1) : std::int64_t(0);
+      };
+      const std::int64_t b1 = below(o1), b2 = dim == 3 ? below(o2) : 0;
+      using P2 = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<2>>;
+      using idx = typename P2::index_type;
+      Kokkos::parallel_for(
+          "mantissa::cfd::FlowSolver::outflow_faces",
+          P2({idx(g2 - b2), idx(g - b1)}, {idx(g2 + e2), idx(g + e1)}),
+          KOKKOS_LAMBDA(const std::int64_t t2, const std::int64_t t1) {
+            std::int64_t p[3], q1[3], q2[3];
+            p[a] = cell;
+            p[o1] = t1;
+            p[o2] = t2;
+            for (int b = 0; b < 3; ++b) q1[b] = q2[b] = p[b];
+            q1[o1] = t1 + 1;  // the cell's high face across o1
+            q2[o2] = t2 + 1;
+            // sum over the cross axes b of (h_a / h_b) (c_b(high face) - c_b(low face))
+            C flux = r1 * (C(c1(q1[2], q1[1], q1[0])) - C(c1(p[2], p[1], p[0])));
+            if (dim == 3) flux += r2 * (C(c2(q2[2], q2[1], q2[0])) - C(c2(p[2], p[1], p[0])));
+            std::int64_t lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]};
+            hi[a] = cell + 1;
+            if (high) {
+              n(hi[2], hi[1], hi[0]) = S(C(n(lo[2], lo[1], lo[0])) - flux);
+            } else {
+              const S q = S(C(n(hi[2], hi[1], hi[0])) + flux);
+              n(lo[2], lo[1], lo[0]) = q;
+              lo[a] = cell - 1;
+              n(lo[2], lo[1], lo[0]) = q;
+            }
+          });
+    }
+}
+
+template <class S, class C>
+void FlowSolver<S, C>::fill_velocity(field_type& u, field_type& v, field_type& w, bool predictor) const {
+  // With an outflow side the state's outflow faces depend on the other components' boundary
+  // values, and the halo carries them to the neighbours' corners: a second exchange and fill.
+  const int passes = m_open ? 2 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    if (m_dim == 3) {
+      m_halo->exchange({&u, &v, &w});
+    } else {
+      m_halo->exchange({&u, &v});
+    }
+    fill_boundary<FaceX>(u, predictor);
+    fill_boundary<FaceY>(v, predictor);
+    if (m_dim == 3) fill_boundary<FaceZ>(w, predictor);
+    if (m_open && !predictor) outflow_faces(u, v, w);
+  }
 }
 
 // w = alpha base + (1 - alpha) (u + dt F(u)) on the faces the update owns (not the wall faces).
@@ -254,7 +401,7 @@ void FlowSolver<S, C>::project(int stage) {
 
 template <class S, class C>
 void FlowSolver<S, C>::project_into(Field<double>& phi, int stage) {
-  fill_velocity(m_wu, m_wv, m_ww);
+  fill_velocity(m_wu, m_wv, m_ww, true);
   m_solves.divergence_before = divergence_rhs(m_wu, m_wv, m_ww);
   const auto st = m_poisson->solve(m_rhs, phi);
   m_solves.iterations += st.iterations;

@@ -75,6 +75,15 @@ TEST(FlowMpi, TaylorGreenSameAnswerAtEveryRankCount) {
   expect_invariant(unit_square(30, 22, true), taylor_green_config(), 30, "taylor-green 30x22");
 }
 
+TEST(FlowMpi, ChannelSameAnswerAtEveryRankCount) {
+  // inflow and outflow: the outflow faces from continuity on the last rank, the inflow profile
+  // from global positions; split along x (the outflow on one rank) and along y (on every rank)
+  Config c = channel_config(0.05, InflowProfile::parabolic);
+  expect_invariant(channel_grid(31, 11, 0.1), c, 30, "channel 31x11");
+  expect_invariant(channel_grid(31, 11, 0.1), channel_config(0.05, InflowProfile::uniform), 30,
+                   "channel 31x11 uniform, split in y", {1, 0, 1});
+}
+
 // 3D: every rank compares its owned faces of u, v, w with the one-rank run (the same reason
 // for a rounding-level bound as in 2D: the CG's dot products; the rest is point-wise).
 void expect_invariant3(const Grid& g, const Config& c, int steps, const char* what,
@@ -125,6 +134,14 @@ TEST(FlowMpi, Cavity3dSameAnswerAtEveryRankCount) {
   const Grid g = box3(13, 11, 9, 1.0, 1.0, 1.0, false);
   expect_invariant3(g, cavity3_config(100.0), 12, "cavity 13x11x9");
   expect_invariant3(g, cavity3_config(100.0), 12, "cavity 13x11x9 split in z", {1, 1, 0});
+}
+
+TEST(FlowMpi, Duct3dSameAnswerAtEveryRankCount) {
+  // a 3D duct: parabolic inflow across y and z, the outflow's continuity with v and w
+  const Grid g = channel_grid(15, 7, 0.1, 5);
+  expect_invariant3(g, channel_config(0.05, InflowProfile::parabolic), 12, "duct 15x7x5");
+  expect_invariant3(g, channel_config(0.05, InflowProfile::parabolic), 12, "duct 15x7x5 split in y",
+                    {1, 0, 1});
 }
 
 TEST(FlowMpi, TaylorGreen3dSameAnswerAtEveryRankCount) {

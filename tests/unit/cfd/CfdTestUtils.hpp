@@ -48,6 +48,29 @@ inline Config cavity_config(double reynolds) {
   return c;
 }
 
+// A channel of nx x ny cells of width h: inflow on the low x side (bulk speed 1), outflow on the
+// high x side, no-slip walls on the others (2D; in 3D a duct with nz cells across z).
+inline Grid channel_grid(std::int64_t nx, std::int64_t ny, double h, std::int64_t nz = 0) {
+  Grid g;
+  g.dim = nz > 0 ? 3 : 2;
+  g.n = {nx, ny, nz > 0 ? nz : 1};
+  g.spacing = {h, h, nz > 0 ? h : 1.0};
+  g.periodic = {false, false, false};
+  return g;
+}
+
+inline Config channel_config(double viscosity, InflowProfile profile) {
+  Config c;
+  c.viscosity = viscosity;
+  c.side[0] = {Side::inflow, Side::outflow};
+  c.side[1] = {Side::wall, Side::wall};
+  c.side[2] = {Side::wall, Side::wall};
+  c.inflow_velocity = 1.0;
+  c.inflow_profile = profile;
+  c.quiet = true;
+  return c;
+}
+
 // A dt that reaches t_end in a whole number of steps at or below cfl x the stable limit.
 inline int steps_to(const Grid& g, Config& c, double t_end, double cfl) {
   Config probe = c;
