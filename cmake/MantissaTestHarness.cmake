@@ -35,7 +35,9 @@ function(mantissa_add_mpi_test name)
     add_test(NAME ${name}_np${np}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MANTISSA_MPIEXEC_EXTRA_FLAGS}
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(${name}_np${np} PROPERTIES LABELS "mpi;${T_LABELS}" PROCESSORS ${np}
-      ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+    # TIMEOUT: a rank that leaves a collective early hangs the others; fail in minutes, not at the
+    # end of CI's budget (the slowest of these runs in under 40 s here at 4 ranks on 2 cores).
+    set_tests_properties(${name}_np${np} PROPERTIES LABELS "mpi;${T_LABELS}" PROCESSORS ${np} TIMEOUT 600
+      ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1")
   endforeach()
 endfunction()

@@ -7,7 +7,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$here/build}"
 MANTISSA_BOOTSTRAP_TESTS=1 BUILD_DIR="$build" "$here/scripts/configure.sh" "$@"
 cd "$build"
-ctest --output-on-failure -j "$(nproc)" ${CTEST_ARGS:-}
+# --timeout: the default for tests that set none, so a hung test fails instead of using up CI.
+ctest --output-on-failure --timeout 1500 -j "$(nproc)" ${CTEST_ARGS:-}
 # Then the subset CI can afford under AddressSanitizer + UndefinedBehaviorSanitizer, in its own
 # build (BUILD_DIR-sanitize); MANTISSA_SANITIZERS=0 skips it.
 if [ "${MANTISSA_SANITIZERS:-1}" != 0 ]; then

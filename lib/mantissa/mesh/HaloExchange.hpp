@@ -59,11 +59,20 @@ class HaloExchange {
     m_ghost = g;
     m_extent = decomp.extent();
     const auto& e = decomp.extent();
+    // Checked against every rank's share (the partition is known everywhere), so all ranks refuse
+    // together: a check of this rank's extent alone threw on one rank and left the others waiting
+    // in their first exchange.
     for (int a = 0; a < dim; ++a) {
-      if (e[a] < ghost_width)
-        throw Error("halo exchange: this rank owns " + std::to_string(e[a]) + " points along axis " +
-                    std::to_string(a) + ", fewer than the ghost width " + std::to_string(ghost_width) +
-                    "; use fewer ranks along that axis or a larger grid");
+      const auto s = decomp.starts(a);
+      for (std::size_t p = 0; p + 1 < s.size(); ++p) {
+        const std::int64_t owned = s[p + 1] - s[p];
+        if (owned < ghost_width)
+          throw Error("halo exchange: " + std::to_string(s.size() - 1) + " ranks along axis " +
+                      std::to_string(a) + " leave rank row " + std::to_string(p) + " with " +
+                      std::to_string(owned) + " of the grid's " + std::to_string(s.back()) +
+                      " points, fewer than the ghost width " + std::to_string(ghost_width) +
+                      "; use fewer ranks along that axis or a larger grid");
+      }
     }
     for (int dz = -1; dz <= 1; ++dz)
       for (int dy = -1; dy <= 1; ++dy)

@@ -40,6 +40,23 @@ TEST(HaloValidation, PlanArguments) {
   expect_error([&] { HaloExchange<double> h(d, 1, 0); }, "at least one field");
 }
 
+TEST(HaloValidation, EveryRankRefusesARankRowThinnerThanTheGhosts) {
+  // 2k + 1 points over k + 1 ranks along x: the last rank row owns one point, every other row
+  // two. With ghost width 2 every rank must refuse, not only the thin one (which left the others
+  // blocked in their first exchange: a hang instead of a message).
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Grid g = grid(2);
+  g.n = {2 * (size - 1) + 1, 12, 1};
+  Decomposition d(MPI_COMM_WORLD, g, {size, 1, 1});
+  expect_error([&] { HaloExchange<double> h(d, 2, 1); }, "with 1 of the grid's");
+  int ok = 1;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);  // every rank got here
+  EXPECT_EQ(ok, 1);
+  HaloExchange<double> h1(d, 1, 1);  // width 1 fits everywhere
+  EXPECT_EQ(h1.ghost_width(), 1);
+}
+
 TEST(HaloValidation, FieldsMustMatchThePlan) {
   Decomposition d(MPI_COMM_WORLD, grid(3));
   HaloExchange<double> halo(d, 2, 2, HaloPattern::full);
