@@ -131,17 +131,19 @@ template <class S>
 inline void encode8(__m256 v, S* out) {
   __m128i h;
   if constexpr (std::is_same<S, bf16>::value) {
+    // In 32-bit lanes, the bf16 result is the high half of: u + 0x7FFF + lsb (round to nearest
+    // even), or u | 0x00400000 for a NaN (kept quiet, the row encode's (u >> 16) | 0x0040).
     const __m256i u = _mm256_castps_si256(v);
-    const __m256i hi = _mm256_srli_epi32(u, 16);
-    const __m256i lsb = _mm256_and_si256(hi, _mm256_set1_epi32(1));
-    const __m256i rounded =
-        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb), 16);
-    const __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x0040));
-    const __m256i is_nan =
-        _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)), _mm256_set1_epi32(0x7F800000));
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb);
+    const __m256i nan = _mm256_or_si256(u, _mm256_set1_epi32(0x00400000));
+    const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     const __m256i b = _mm256_blendv_epi8(rounded, nan, is_nan);
-    // 32 -> 16 bits: packus works per 128-bit lane; the permute puts the lanes' halves together.
-    h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(b, b), 0xD8));
+    // The high halves: bytes 2-3 of every lane into each 128-bit half's low 8 bytes, then the
+    // two halves' low quadwords together.
+    const __m256i high = _mm256_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                          2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(b, high), 0x08));
   } else {
     static_assert(std::is_same<S, fp16>::value, "encode8: bf16 or fp16 storage");
     h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
