@@ -347,6 +347,11 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
             auto load = [&](int jj) { decode<C>(pp + k * sz + jj * sy + (x0 - R), row(jj) - R, int(len)); };
             for (int jj = j0 - R; jj < j0 + R; ++jj) load(jj);
             for (int j = j0; j < j1; ++j) {
+              for (int s = 1; s <= R; ++s) {
+                ym[s - 1] = row(j - s);
+                yp[s - 1] = row(j + s);
+              }
+              const long x = k * sz + j * sy + x0;
 #ifdef MANTISSA_SEISMIC_HOST_AVX2
               if constexpr (std::is_same<C, float>::value && std::is_same<M, float>::value &&
                             (std::is_same<S, bf16>::value || std::is_same<S, fp16>::value)) {
@@ -355,21 +360,11 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
                 float* dst = row(j + R);
                 decode<C>(src - R, dst - R, R);
                 decode<C>(src + nx, dst + nx, R);
-                for (int s = 1; s <= R; ++s) {
-                  ym[s - 1] = row(j - s);
-                  yp[s - 1] = row(j + s);
-                }
-                const long x = k * sz + j * sy + x0;
                 update_row_2d_fused<R>(row(j), ym, yp, src, dst, qp + x, mp + x, nx, w);
                 continue;
               }
 #endif
               load(j + R);
-              for (int s = 1; s <= R; ++s) {
-                ym[s - 1] = row(j - s);
-                yp[s - 1] = row(j + s);
-              }
-              const long x = k * sz + j * sy + x0;
               update_row_at<R, Dim>(row(j), ym, yp, zm, zp, qp + x, mp + x, nx, w, scratch);
             }
           }
