@@ -21,6 +21,10 @@
 //   for the thin boxes of a 2D deck. What does not change from row to row (the weights' local
 //   copy, the profiles' row pointers) is set up once per block: most CPML rows are short (the x
 //   slabs' rows are the layer's width), so per-row set-up costs as much as the arithmetic there.
+// - Short rows (the x slabs' rows: the layer's width) ask for the lines of the row two ahead
+//   before they start: such rows jump to a new address at every row, the hardware prefetchers
+//   do not follow them, and without it the x slabs of a 3D deck took 37 ns a point (the z slabs,
+//   with whole rows, 13) and fp32 gained nothing there over fp64 (docs/performance.md).
 // - The last axis's pass of the p update also does the leapfrog (no separate loop), in place on
 //   p_old, or on its row decoded into the compute type and encoded after it.
 //
@@ -97,6 +101,26 @@ inline CpmlRows<C, R> cpml_rows(const S* p, long x, long sy, long sz, int n, Cpm
   }
   return r;
 }
+
+// Short rows (the x slabs' rows are the layer's width plus the stencil's reach, two or three
+// cache lines) jump to a new address at every row, so the hardware prefetchers do not follow
+// them and each row's lines arrive one miss at a time. prefetch_span asks for the lines of
+// [p, p + n) ahead of use (a hint: no fault, no change to any value); short_row says when a row
+// is short enough for that to matter (whole rows stream and are prefetched by the hardware).
+// Two rows ahead: one was too few and four or six were slower (the row blocks are tile_rows
+// long, and the hint is not given past a block's end).
+template <class T>
+inline void prefetch_span(const T* p, long n) {
+  const char* a = reinterpret_cast<const char*>(p);
+  const char* e = reinterpret_cast<const char*>(p + n);
+  for (; a < e; a += 64) __builtin_prefetch(a, 0, 3);
+  __builtin_prefetch(e - 1, 0, 3);
+}
+template <class C>
+inline bool short_row(int n) {
+  return std::size_t(n) * sizeof(C) <= 256;
+}
+inline constexpr int prefetch_rows_ahead = 2;
 
 // Which parts of a row of n points starting at storage x index x0 need axis a's full CPML
 // work (CpmlSlabs): [0, lo) and [hi, n); [lo, hi) may be skipped. `radius` 0: the memory
@@ -187,10 +211,15 @@ void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weig
   const bool do_z = Dim == 3 && b.slabs.memory(2, k);
   const C* const a0 = b.prof.a[0] + b.x0;
   const C* const b0 = b.prof.b[0] + b.x0;
+  const bool prefetch = short_row<C>(n);
   for (int j = j0; j < j1; ++j) {
     const bool do_y = b.slabs.memory(1, j);
-    if (x.lo == 0 && x.hi == n && !do_y && !do_z) continue;  // nothing to update
     const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
+    if (prefetch && j + prefetch_rows_ahead < j1) {
+      prefetch_span(b.p + xo + prefetch_rows_ahead * b.sy - R, n + 2 * R);
+      prefetch_span(b.psi.f[0] + mx + prefetch_rows_ahead * b.psi.sy, n);
+    }
+    if (x.lo == 0 && x.hi == n && !do_y && !do_z) continue;  // nothing to update
     const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
     const auto x_part = [&](int i0, int i1) {
       const C* KOKKOS_RESTRICT c = pr.c;
@@ -367,9 +396,23 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
   const C* const b0 = b.prof.b[0] + b.x0;
   C* KOKKOS_RESTRICT acc = scratch.acc.data();
   C* KOKKOS_RESTRICT d2 = scratch.d2.data();
+  const bool prefetch = short_row<C>(n);
   for (int j = j0; j < j1; ++j) {
     const bool do_y = b.slabs.update(1, j, R);
     const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
+    if (prefetch && j + prefetch_rows_ahead < j1) {
+      const long po = xo + prefetch_rows_ahead * b.sy, pm = mx + prefetch_rows_ahead * b.psi.sy;
+      prefetch_span(b.p + po + R * b.sy - R, n + 2 * R);
+      if constexpr (Dim == 3)
+        for (int s = 1; s <= R; ++s) {
+          prefetch_span(b.p + po - s * b.sz, n);
+          prefetch_span(b.p + po + s * b.sz, n);
+        }
+      prefetch_span(b.q + po, n);
+      prefetch_span(b.m + po, n);
+      prefetch_span(b.psi.f[0] + pm - R, n + 2 * R);
+      prefetch_span(b.zeta.f[0] + pm, n);
+    }
     const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
     S* const q = b.q + xo;
     const M* const m = b.m + xo;
