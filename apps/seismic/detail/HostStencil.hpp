@@ -22,6 +22,7 @@
 //
 // Host only: nothing here is compiled for or called from device code.
 #include <mantissa/core/LowPrecision.hpp>
+#include <mantissa/core/LowPrecisionHost.hpp>
 #include <seismic/detail/Launch.hpp>
 #include <seismic/stencil_kernels.hpp>
 
@@ -36,7 +37,7 @@
 #if defined(__F16C__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 #include <immintrin.h>
 #define MANTISSA_SEISMIC_HOST_F16C 1
-#if defined(__AVX2__)
+#if defined(MANTISSA_HOST_AVX2_F16C)
 #define MANTISSA_SEISMIC_HOST_AVX2 1
 #endif
 #endif
@@ -114,42 +115,9 @@ inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, int n) {
 }
 
 #ifdef MANTISSA_SEISMIC_HOST_AVX2
-// Eight values at a time, the same bits as decode and encode above (bf16: the shift, and
-// round to nearest even by add-and-truncate with NaN kept quiet; fp16: F16C).
-template <class S>
-inline __m256 decode8(const S* in) {
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
-  if constexpr (std::is_same<S, bf16>::value) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  } else {
-    static_assert(std::is_same<S, fp16>::value, "decode8: bf16 or fp16 storage");
-    return _mm256_cvtph_ps(h);
-  }
-}
-
-template <class S>
-inline void encode8(__m256 v, S* out) {
-  __m128i h;
-  if constexpr (std::is_same<S, bf16>::value) {
-    // In 32-bit lanes, the bf16 result is the high half of: u + 0x7FFF + lsb (round to nearest
-    // even), or u | 0x00400000 for a NaN (kept quiet, the row encode's (u >> 16) | 0x0040).
-    const __m256i u = _mm256_castps_si256(v);
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), lsb);
-    const __m256i nan = _mm256_or_si256(u, _mm256_set1_epi32(0x00400000));
-    const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    const __m256i b = _mm256_blendv_epi8(rounded, nan, is_nan);
-    // The high halves: bytes 2-3 of every lane into each 128-bit half's low 8 bytes, then the
-    // two halves' low quadwords together.
-    const __m256i high = _mm256_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1,  //
-                                          2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
-    h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(b, high), 0x08));
-  } else {
-    static_assert(std::is_same<S, fp16>::value, "encode8: bf16 or fp16 storage");
-    h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), h);
-}
+// Eight values at a time, the same bits as decode and encode above (core/LowPrecisionHost.hpp).
+using mantissa::host::decode8;
+using mantissa::host::encode8;
 
 // 2D, 16-bit storage, fp32 compute: row j's update (x and y terms and the leapfrog, the same
 // operations in the same order as update_row_at) fused with the decode of ring row j + R, which

@@ -15,6 +15,7 @@
 // Work is split into a few chunks of rows per thread; each chunk owns its row scratch.
 // Host only: nothing here is compiled for or called from device code.
 #include <mantissa/core/LowPrecision.hpp>
+#include <mantissa/core/LowPrecisionHost.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -147,6 +148,106 @@ inline std::int64_t at(const V& v, std::int64_t k, std::int64_t j, std::int64_t 
   return (k * std::int64_t(v.extent(1)) + j) * std::int64_t(v.extent(2)) + i;
 }
 
+#ifdef MANTISSA_HOST_AVX2_F16C
+// 16-bit storage with fp32 compute on AVX2 + F16C: the residual's and the red-black sweep's row
+// loops with the rows decoded in registers, eight cells at a time, and the result encoded there
+// (LowPrecisionHost.hpp), instead of six rows decoded into scratch, a loop over the scratch and
+// an encode loop (measured: the 16-bit multigrid was slower than the fp32 one, docs/
+// performance.md). The operations per cell are those of the scratch loops, in the same order,
+// so the bits are the same (tstHostKernels).
+template <class T>
+constexpr bool fused16 = std::is_same<T, bf16>::value || std::is_same<T, fp16>::value;
+
+// f - d x_c + ((cx (x_l + x_r) + cy (y_m + y_p)) + cz (z_m + z_p)), or + 0 in 2D, for eight
+// cells: xc and xl decoded (the cells i .. i + 7 and i - 1 .. i + 6 of the row), x the row at
+// cell i (its ghosts at -1 and n filled), its y and z neighbour rows and f.
+template <bool Is3d, class T>
+inline __m256 residual8(__m256 xc, __m256 xl, const T* x, const T* ym, const T* yp, const T* zm, const T* zp,
+                        const T* f, __m256 d, __m256 cx, __m256 cy, __m256 cz) {
+  using mantissa::host::decode8;
+  __m256 l = _mm256_add_ps(_mm256_mul_ps(cx, _mm256_add_ps(xl, decode8(x + 1))),
+                           _mm256_mul_ps(cy, _mm256_add_ps(decode8(ym), decode8(yp))));
+  if constexpr (Is3d)
+    l = _mm256_add_ps(l, _mm256_mul_ps(cz, _mm256_add_ps(decode8(zm), decode8(zp))));
+  else
+    l = _mm256_add_ps(l, _mm256_setzero_ps());
+  (void)zm;
+  (void)zp;
+  (void)cz;
+  return _mm256_add_ps(_mm256_sub_ps(decode8(f), _mm256_mul_ps(d, xc)), l);
+}
+
+// The same for one cell, from the stored values.
+template <class T>
+inline float residual1(const T* x, const T* ym, const T* yp, const T* zm, const T* zp, const T* f, float d,
+                       float cx, float cy, float cz, bool is3d) {
+  const float z = is3d ? cz * (float(*zm) + float(*zp)) : 0.0f;
+  return float(*f) - d * float(*x) + (cx * (float(x[-1]) + float(x[1])) + cy * (float(*ym) + float(*yp)) + z);
+}
+
+// r = f - L x along a row of n cells.
+template <bool Is3d, class T>
+inline void residual_row16(const T* x, const T* ym, const T* yp, const T* zm, const T* zp, const T* f, T* r,
+                           std::int64_t n, float d, float cx, float cy, float cz) {
+  const __m256 vd = _mm256_set1_ps(d), vx = _mm256_set1_ps(cx), vy = _mm256_set1_ps(cy),
+               vz = _mm256_set1_ps(cz);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xc = mantissa::host::decode8(x + i), xl = mantissa::host::decode8(x + i - 1);
+    mantissa::host::encode8(
+        residual8<Is3d>(xc, xl, x + i, ym + i, yp + i, zm + i, zp + i, f + i, vd, vx, vy, vz), r + i);
+  }
+  for (; i < n; ++i) r[i] = T(residual1(x + i, ym + i, yp + i, zm + i, zp + i, f + i, d, cx, cy, cz, Is3d));
+}
+
+// The cells e0, e0 + 2, e0 + 4, e0 + 6 of eight encoded values h to out[0..8).
+template <int E0, class T>
+inline void store_colour8(__m128i h, T* out) {
+  out[E0] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0)));
+  out[E0 + 2] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0 + 2)));
+  out[E0 + 4] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0 + 4)));
+  out[E0 + 6] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0 + 6)));
+}
+
+// One colour of red-black Gauss-Seidel along a row of n cells: x_i + r_i inv for the cells
+// e0, e0 + 2, ... (e0: 0 or 1), every other cell left as it is. Cells on an x face (face_lo:
+// cell 0, face_hi: cell n - 1) take their own inverse diagonal, inv_lo / inv_hi; their updates
+// are computed before any cell is stored, from the values the sweep started with.
+template <int E0, bool Is3d, class T>
+inline void rbgs_row16(T* x, const T* ym, const T* yp, const T* zm, const T* zp, const T* f, std::int64_t n,
+                       float d, float cx, float cy, float cz, float inv, bool face_lo, float inv_lo,
+                       bool face_hi, float inv_hi) {
+  auto update = [&](std::int64_t i, float iv) {
+    return T(float(x[i]) + residual1(x + i, ym + i, yp + i, zm + i, zp + i, f + i, d, cx, cy, cz, Is3d) * iv);
+  };
+  const bool lo = face_lo && E0 == 0, hi = face_hi && (n - 1 - E0) % 2 == 0 && (n > 1 || !lo);
+  const T at_lo = lo ? update(0, inv_lo) : T(), at_hi = hi ? update(n - 1, inv_hi) : T();
+  const __m256 vd = _mm256_set1_ps(d), vx = _mm256_set1_ps(cx), vy = _mm256_set1_ps(cy),
+               vz = _mm256_set1_ps(cz), vi = _mm256_set1_ps(inv);
+  // The left neighbours (cells i - 1 .. i + 6) come from the registers of the block before:
+  // loaded from the row, they would overlap the 16-bit stores just made, and a load that
+  // overlaps a narrower pending store waits for it to retire (measured: the sweep ran slower
+  // than the scratch loops). The values are the ones the sweep started with, as in the
+  // scratch loops; a colour cell's left neighbour is of the other colour and never stored.
+  std::int64_t i = 0;
+  __m256 prev = _mm256_set1_ps(float(x[-1]));  // lane 7: the ghost cell -1
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xc = mantissa::host::decode8(x + i);
+    // [prev7, xc0 .. xc6]: the upper half of prev joined to the lower half of xc, then
+    // shifted by one lane within each 128-bit half
+    const __m256 mid = _mm256_permute2f128_ps(prev, xc, 0x21);
+    const __m256 xl =
+        _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(xc), _mm256_castps_si256(mid), 12));
+    const __m256 r = residual8<Is3d>(xc, xl, x + i, ym + i, yp + i, zm + i, zp + i, f + i, vd, vx, vy, vz);
+    store_colour8<E0>(mantissa::host::encode8_bits<T>(_mm256_add_ps(xc, _mm256_mul_ps(r, vi))), x + i);
+    prev = xc;
+  }
+  for (i += E0; i < n; i += 2) x[i] = update(i, inv);  // i was a multiple of 8
+  if (lo) x[0] = at_lo;
+  if (hi) x[n - 1] = at_hi;
+}
+#endif
+
 // ---- kernels -----------------------------------------------------------------------------
 
 // The x ghosts of row xr[0..n) on the physical faces (see Stencil::mlo): T(sign * C(x)), the
@@ -174,6 +275,17 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
       [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
         const std::int64_t o = at(x, k, j, x0);
         mirror_row(s, xp + o, x0, n);
+#ifdef MANTISSA_HOST_AVX2_F16C
+        if constexpr (fused16<T> && std::is_same<C, float>::value) {
+          const T* const c = xp + o;
+          if (s.is3d)
+            residual_row16<true>(c, c - sy, c + sy, c - sz, c + sz, fp + o, rp + o, n, s.diag, s.cx, s.cy,
+                                 s.cz);
+          else
+            residual_row16<false>(c, c - sy, c + sy, c, c, fp + o, rp + o, n, s.diag, s.cx, s.cy, s.cz);
+          return;
+        }
+#endif
         const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
         const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
         const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
@@ -227,6 +339,32 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
         const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
         const bool is3d = s.is3d;
         const std::int64_t o = at(x, k, j, x0);
+#ifdef MANTISSA_HOST_AVX2_F16C
+        if constexpr (fused16<T> && std::is_same<C, float>::value) {
+          T* const c = xp + o;
+          auto on_face = [&](std::int64_t i) {
+            const std::int64_t g0 = x0 + i + s.shift[0];
+            return g0 == 0 || g0 == s.last[0];
+          };
+          const bool flo = on_face(0), fhi = on_face(n - 1);
+          const C ilo = flo ? s.inv_diag_at(k, j, x0) : inv,
+                  ihi = fhi ? s.inv_diag_at(k, j, x0 + n - 1) : inv;
+          const T* const zm = is3d ? c - sz : c;
+          const T* const zp = is3d ? c + sz : c;
+          const std::int64_t e0 = start - x0;
+          if (is3d && e0 == 0)
+            rbgs_row16<0, true>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi, ihi);
+          else if (is3d)
+            rbgs_row16<1, true>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi, ihi);
+          else if (e0 == 0)
+            rbgs_row16<0, false>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi,
+                                 ihi);
+          else
+            rbgs_row16<1, false>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi,
+                                 ihi);
+          return;
+        }
+#endif
         const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
         const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
         const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
