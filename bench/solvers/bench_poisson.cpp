@@ -366,6 +366,7 @@ int bench_main(int argc, char** argv) {
       kernel_bandwidth<double>(decomp, triad);
       kernel_bandwidth<float>(decomp, triad);
       kernel_bandwidth<bf16>(decomp, triad);
+      kernel_bandwidth<fp16>(decomp, triad);
     }
 
     Field<double> b("mantissa::bench::b", decomp, 1), x("mantissa::bench::x", decomp, 1);

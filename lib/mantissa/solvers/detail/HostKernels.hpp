@@ -150,11 +150,11 @@ inline std::int64_t at(const V& v, std::int64_t k, std::int64_t j, std::int64_t 
 
 #ifdef MANTISSA_HOST_AVX2_F16C
 // 16-bit storage with fp32 compute on AVX2 + F16C: the residual's and the red-black sweep's row
-// loops with the rows decoded in registers, eight cells at a time, and the result encoded there
-// (LowPrecisionHost.hpp), instead of six rows decoded into scratch, a loop over the scratch and
-// an encode loop (measured: the 16-bit multigrid was slower than the fp32 one, docs/
-// performance.md). The operations per cell are those of the scratch loops, in the same order,
-// so the bits are the same (tstHostKernels).
+// loops with the rows decoded in registers (LowPrecisionHost.hpp) and the results encoded there,
+// instead of six rows decoded into scratch, a loop over the scratch and an encode loop; the
+// sweep computes only its colour's cells. The 16-bit multigrid was slower than the fp32 one
+// before (docs/performance.md, 2026-12-05). The operations per cell are those of the scratch
+// loops, in the same order, so the bits are the same (tstHostKernels).
 template <class T>
 constexpr bool fused16 = std::is_same<T, bf16>::value || std::is_same<T, fp16>::value;
 
@@ -200,49 +200,84 @@ inline void residual_row16(const T* x, const T* ym, const T* yp, const T* zm, co
   for (; i < n; ++i) r[i] = T(residual1(x + i, ym + i, yp + i, zm + i, zp + i, f + i, d, cx, cy, cz, Is3d));
 }
 
-// The cells e0, e0 + 2, e0 + 4, e0 + 6 of eight encoded values h to out[0..8).
-template <int E0, class T>
-inline void store_colour8(__m128i h, T* out) {
-  out[E0] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0)));
-  out[E0 + 2] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0 + 2)));
-  out[E0 + 4] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0 + 4)));
-  out[E0 + 6] = T::from_bits(std::uint16_t(_mm_extract_epi16(h, E0 + 6)));
+// Eight 16-bit values decoded: the low (High = false) or the high halves of eight 32-bit words.
+template <bool High, class T>
+inline __m256 decode_halves8(__m256i u) {
+  if constexpr (std::is_same<T, bf16>::value) {
+    return _mm256_castsi256_ps(High ? _mm256_and_si256(u, _mm256_set1_epi32(int(0xFFFF0000u)))
+                                    : _mm256_slli_epi32(u, 16));
+  } else {
+    // the halves into each 128-bit half's low 8 bytes, the two halves' low quadwords together
+    const __m256i pick =
+        High ? _mm256_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1)
+             : _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+    return _mm256_cvtph_ps(
+        _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(u, pick), 0x08)));
+  }
+}
+
+// The 16 values from p as eight 32-bit words.
+template <class T>
+inline __m256i words8(const T* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
 // One colour of red-black Gauss-Seidel along a row of n cells: x_i + r_i inv for the cells
-// e0, e0 + 2, ... (e0: 0 or 1), every other cell left as it is. Cells on an x face (face_lo:
-// cell 0, face_hi: cell n - 1) take their own inverse diagonal, inv_lo / inv_hi; their updates
-// are computed before any cell is stored, from the values the sweep started with.
-template <int E0, bool Is3d, class T>
+// e0, e0 + 2, ... (e0: 0 or 1), every other cell left as it is. Only the colour's cells are
+// computed: seen from cell e0, they are the low halves of 32-bit words and their x neighbours
+// the high halves, so 16 cells are read as eight words and eight cells updated at a time
+// (computing the whole row and storing every other cell, as the scratch loops do, doubles
+// the arithmetic, which is what 16-bit storage is short of). Cells on an x face (face_lo: cell
+// 0, face_hi: cell n - 1) take their own inverse diagonal, inv_lo / inv_hi; their updates are
+// computed before any cell is stored, from the values the sweep started with.
+template <bool Is3d, class T>
 inline void rbgs_row16(T* x, const T* ym, const T* yp, const T* zm, const T* zp, const T* f, std::int64_t n,
-                       float d, float cx, float cy, float cz, float inv, bool face_lo, float inv_lo,
-                       bool face_hi, float inv_hi) {
+                       std::int64_t e0, float d, float cx, float cy, float cz, float inv, bool face_lo,
+                       float inv_lo, bool face_hi, float inv_hi) {
   auto update = [&](std::int64_t i, float iv) {
     return T(float(x[i]) + residual1(x + i, ym + i, yp + i, zm + i, zp + i, f + i, d, cx, cy, cz, Is3d) * iv);
   };
-  const bool lo = face_lo && E0 == 0, hi = face_hi && (n - 1 - E0) % 2 == 0 && (n > 1 || !lo);
+  const bool lo = face_lo && e0 == 0, hi = face_hi && (n - 1 - e0) % 2 == 0 && (n > 1 || !lo);
   const T at_lo = lo ? update(0, inv_lo) : T(), at_hi = hi ? update(n - 1, inv_hi) : T();
   const __m256 vd = _mm256_set1_ps(d), vx = _mm256_set1_ps(cx), vy = _mm256_set1_ps(cy),
                vz = _mm256_set1_ps(cz), vi = _mm256_set1_ps(inv);
-  // The left neighbours (cells i - 1 .. i + 6) come from the registers of the block before:
-  // loaded from the row, they would overlap the 16-bit stores just made, and a load that
-  // overlaps a narrower pending store waits for it to retire (measured: the sweep ran slower
-  // than the scratch loops). The values are the ones the sweep started with, as in the
-  // scratch loops; a colour cell's left neighbour is of the other colour and never stored.
-  std::int64_t i = 0;
-  __m256 prev = _mm256_set1_ps(float(x[-1]));  // lane 7: the ghost cell -1
-  for (; i + 8 <= n; i += 8) {
-    const __m256 xc = mantissa::host::decode8(x + i);
-    // [prev7, xc0 .. xc6]: the upper half of prev joined to the lower half of xc, then
+  // The left neighbours (the high halves of the words before) come from the registers of the
+  // block before: the values the sweep started with, as in the scratch loops (a colour cell's
+  // neighbours are of the other colour and never stored). Loaded again from the row, they
+  // would overlap the 16-bit stores just made, and such a load waits for them to retire.
+  std::int64_t m = 0;                              // the block's first cell: e0 + 2 m
+  __m256 prev = _mm256_set1_ps(float(x[e0 - 1]));  // lane 7: the left neighbour of cell e0
+  for (; e0 + 2 * m + 15 <= n; m += 8) {           // cells e0 + 2m .. e0 + 2m + 15 (n: the ghost)
+    const std::int64_t i = e0 + 2 * m;
+    const __m256i u = words8(x + i);
+    const __m256 xc = decode_halves8<false, T>(u), xr = decode_halves8<true, T>(u);
+    // [prev7, xr0 .. xr6]: the upper half of prev joined to the lower half of xr, then
     // shifted by one lane within each 128-bit half
-    const __m256 mid = _mm256_permute2f128_ps(prev, xc, 0x21);
+    const __m256 mid = _mm256_permute2f128_ps(prev, xr, 0x21);
     const __m256 xl =
-        _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(xc), _mm256_castps_si256(mid), 12));
-    const __m256 r = residual8<Is3d>(xc, xl, x + i, ym + i, yp + i, zm + i, zp + i, f + i, vd, vx, vy, vz);
-    store_colour8<E0>(mantissa::host::encode8_bits<T>(_mm256_add_ps(xc, _mm256_mul_ps(r, vi))), x + i);
-    prev = xc;
+        _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(xr), _mm256_castps_si256(mid), 12));
+    prev = xr;
+    const auto at = [&](const T* row) { return decode_halves8<false, T>(words8(row + i)); };
+    __m256 l = _mm256_add_ps(_mm256_mul_ps(vx, _mm256_add_ps(xl, xr)),
+                             _mm256_mul_ps(vy, _mm256_add_ps(at(ym), at(yp))));
+    if constexpr (Is3d)
+      l = _mm256_add_ps(l, _mm256_mul_ps(vz, _mm256_add_ps(at(zm), at(zp))));
+    else
+      l = _mm256_add_ps(l, _mm256_setzero_ps());
+    const __m256 r = _mm256_add_ps(_mm256_sub_ps(at(f), _mm256_mul_ps(vd, xc)), l);
+    // The eight words back with the new values in their low halves and the other colour's
+    // cells in the high halves as they were read (one 32-byte store; eight 16-bit stores cost
+    // the sweep 20 % at 256^3). No thread writes the other colour in this pass, so a thread
+    // reading those cells meanwhile (for a neighbouring row) sees the same bits either way.
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(x + i),
+        _mm256_or_si256(
+            _mm256_and_si256(u, _mm256_set1_epi32(int(0xFFFF0000u))),
+            _mm256_cvtepu16_epi32(mantissa::host::encode8_bits<T>(_mm256_add_ps(xc, _mm256_mul_ps(r, vi))))));
   }
-  for (i += E0; i < n; i += 2) x[i] = update(i, inv);  // i was a multiple of 8
+  for (std::int64_t i = e0 + 2 * m; i < n; i += 2) x[i] = update(i, inv);
   if (lo) x[0] = at_lo;
   if (hi) x[n - 1] = at_hi;
 }
@@ -312,7 +347,8 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
 // computed contiguously into scratch and only the colour's cells are stored: twice the
 // arithmetic of the colour alone, but no strided copies of seven rows in and one out, which
 // were most of a pass's instructions (docs/performance.md, 2026-12-03). 16-bit rows are decoded
-// whole. Only the colour's cells are written, so rows may still run on any thread.
+// whole. Only the colour's cells are written (or, on AVX2 with 16-bit storage, rewritten with
+// the bits they had), so rows may still run on any thread.
 template <class Exec, class T, class M, class S>
 void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
           const View3<T, M>& f, int colour) {
@@ -352,16 +388,12 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
           const T* const zm = is3d ? c - sz : c;
           const T* const zp = is3d ? c + sz : c;
           const std::int64_t e0 = start - x0;
-          if (is3d && e0 == 0)
-            rbgs_row16<0, true>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi, ihi);
-          else if (is3d)
-            rbgs_row16<1, true>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi, ihi);
-          else if (e0 == 0)
-            rbgs_row16<0, false>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi,
-                                 ihi);
+          if (is3d)
+            rbgs_row16<true>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
+                             ihi);
           else
-            rbgs_row16<1, false>(c, c - sy, c + sy, zm, zp, fp + o, n, d, cx, cy, cz, inv, flo, ilo, fhi,
-                                 ihi);
+            rbgs_row16<false>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
+                              ihi);
           return;
         }
 #endif
