@@ -17,7 +17,8 @@
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-pfmg-alone] [--no-kernels]
 //   [--no-breakdown]
 //                          [--only "fp64;fp32;fp64@2;fp32@2;fp32+k32"]   (@2: V(2,2) instead of V(1,1);
-//                          +k32: the CG's search direction in fp32, SolverOptions::krylov_storage)
+//                          +k32: the CG's search direction in fp32, SolverOptions::krylov_storage;
+//                          ^f: F-cycles instead of V-cycles, e.g. "fp16^f@2")
 #include <mantissa/solvers/PoissonSolver.hpp>
 
 #include <mpi.h>
@@ -397,6 +398,11 @@ int bench_main(int argc, char** argv) {
           MPI_Abort(MPI_COMM_WORLD, 2);
         }
         opt.multigrid.pre_sweeps = opt.multigrid.post_sweeps = sweeps;
+      }
+      // "fp16^f": F-cycles (MultigridOptions::cycle)
+      if (const std::size_t caret = base.find("^f"); caret != std::string::npos) {
+        opt.multigrid.cycle = Cycle::f;
+        base.erase(caret, 2);
       }
       const std::size_t slash = base.find('/');
       opt.multigrid.precisions = parse_level_precisions(base.substr(0, slash));
