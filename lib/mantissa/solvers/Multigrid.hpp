@@ -93,6 +93,11 @@ class Multigrid {
   void load_rhs(const Field<K, MemorySpace>& r, double scale);
   template <class K>
   void store_solution(Field<K, MemorySpace>& z, double scale);
+  // load_rhs with level 0's x set to the first red half-sweep from zero in the same pass
+  // (detail::load_entry), where the cycle can start from there (entry_possible()): returns
+  // whether it did, i.e. the entry_done to pass to cycle(). Otherwise plain load_rhs.
+  template <class K>
+  bool load_entry(const Field<K, MemorySpace>& r, double scale);
 
   // One cycle on level l with the level's own f and x (tests and benches drive it).
   // entry_done (level 0, zero_initial): level 0's x already holds the first red half-sweep
@@ -101,6 +106,9 @@ class Multigrid {
   // Whether a cycle can start from detail::update_r_entry: level 0 stored in fp64 or fp32,
   // red-black Gauss-Seidel pre-smoothing, and a coarser level to go to.
   bool entry_fusable() const;
+  // Whether a cycle can start from level 0's x holding the first red half-sweep from zero:
+  // red-black Gauss-Seidel pre-smoothing and a coarser level to go to (any storage).
+  bool entry_possible() const;
   // The residual scale for 16-bit levels below a level that is not (so that they see values
   // near 1 while level 0 takes the residual unscaled): the restriction into the first such
   // level multiplies by it, the prolongation out of it divides. load_rhs resets it to 1.

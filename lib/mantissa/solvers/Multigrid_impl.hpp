@@ -223,9 +223,13 @@ void Multigrid<M>::set_precisions(const std::vector<Precision>& per_level) {
 template <class M>
 bool Multigrid<M>::entry_fusable() const {
   const Level& l0 = *m_levels.front();
-  return (l0.precision == Precision::fp64 || l0.precision == Precision::fp32) &&
-         m_options.smoother == Smoother::rbgs && m_options.pre_sweeps >= 1 && m_levels.size() > 1 &&
-         !l0.gather_next;
+  return (l0.precision == Precision::fp64 || l0.precision == Precision::fp32) && entry_possible();
+}
+
+template <class M>
+bool Multigrid<M>::entry_possible() const {
+  return m_options.smoother == Smoother::rbgs && m_options.pre_sweeps >= 1 && m_levels.size() > 1 &&
+         !m_levels.front()->gather_next;
 }
 
 template <class M>
@@ -594,6 +598,26 @@ void Multigrid<M>::load_rhs(const Field<K, M>& r, double scale) {
 
 template <class M>
 template <class K>
+bool Multigrid<M>::load_entry(const Field<K, M>& r, double scale) {
+  if (!entry_possible()) {
+    load_rhs(r, scale);
+    return false;
+  }
+  Level& l0 = *m_levels.front();
+  m_coarse_scale = 1.0;
+  const auto pr = detail::placement_of(r);
+  std::visit(
+      [&](auto& d) {
+        using T = typename std::decay_t<decltype(d.x)>::value_type;
+        detail::load_entry(execution_space(), pr, r.view(), scale, l0.place,
+                           level_stencil<detail::compute_t<T>>(l0, m_dim), d.f.view(), d.x.view());
+      },
+      l0.data);
+  return true;
+}
+
+template <class M>
+template <class K>
 void Multigrid<M>::store_solution(Field<K, M>& z, double scale) {
   Level& l0 = *m_levels.front();
   const auto pz = detail::placement_of(z);
@@ -605,8 +629,7 @@ void Multigrid<M>::store_solution(Field<K, M>& z, double scale) {
 template <class M>
 template <class K>
 void Multigrid<M>::apply(const Field<K, M>& r, Field<K, M>& z, double scale) {
-  load_rhs(r, scale);
-  cycle(0, m_options.cycle, true);
+  cycle(0, m_options.cycle, true, load_entry(r, scale));
   store_solution(z, scale);
 }
 

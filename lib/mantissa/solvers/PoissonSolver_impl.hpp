@@ -136,8 +136,7 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
       m_mg->cycle(0, m_mg->options().cycle, true, true);
     } else {
       zscale = 1.0 / scale;
-      m_mg->load_rhs(w.r, scale);
-      m_mg->cycle(0, m_mg->options().cycle, true);
+      m_mg->cycle(0, m_mg->options().cycle, true, m_mg->load_entry(w.r, scale));
     }
     entry_loaded = false;
     auto& l0 = m_mg->level(0);

@@ -173,6 +173,66 @@ TEST(HostKernels, MatchPointwiseFp16) {
   for (const Case& c : k_cases) check_kernels<fp16>(c);
 }
 
+// The multigrid's entry in one pass (detail::load_entry: level 0's f = scale r and x = the first
+// red half-sweep from zero) against the three passes it replaces (load_rhs, x = 0, the red
+// half-sweep): the cycle that follows each must give the same bits in every cell, in every
+// storage precision (the 16-bit rows take the eight-wide path where it is compiled). A cell
+// given another value by the entry, or a wrong colour, would change the cycle's result.
+template <class T>
+void check_entry(const Case& c) {
+  Grid g;
+  g.dim = c.dim;
+  g.n = c.n;
+  g.spacing = {1.0 / double(c.n[0]), 1.0 / double(c.n[1]), 1.0 / double(c.n[2])};
+  Decomposition decomp(MPI_COMM_WORLD, g);
+  MultigridOptions mo;
+  mo.precisions = std::vector<Precision>{precision_traits<T>::precision};
+  mo.pre_sweeps = 2;
+  mo.post_sweeps = 2;
+  Multigrid<> mg(decomp, mixed_faces(), mo);
+  ASSERT_TRUE(mg.entry_possible());
+  ASSERT_GT(mg.num_levels(), 1);
+  auto& lv = mg.level(0);
+  auto& d = std::get<Multigrid<>::LevelData<T>>(lv.data);
+  const std::string tag = std::string(precision_traits<T>::name) + " " + std::to_string(c.dim) + "D " +
+                          std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
+                          std::to_string(c.n[2]);
+  Field<double> r("r", decomp, 1);
+  auto rh = copy_of(r.view());
+  fill_random(rh, 5);
+  for (std::size_t q = 0; q < rh.size(); q += 7) rh.data()[q] = q % 2 ? -0.0 : 0.0;  // signed zeros too
+  Kokkos::deep_copy(r.view(), rh);
+  const double scale = 1.0 / 0.37;
+  const sd::Box b = lv.place.owned();
+
+  mg.load_rhs(r, scale);
+  auto f_three = copy_of(d.f.view());
+  mg.cycle(0, Cycle::v, true);
+  auto x_three = copy_of(d.x.view());
+
+  {  // stale values in x: the entry must write every owned cell, black ones included
+    auto junk = copy_of(d.x.view());
+    fill_random(junk, 3);
+    Kokkos::deep_copy(d.x.view(), junk);
+  }
+  EXPECT_TRUE(mg.load_entry(r, scale));
+  auto f_one = copy_of(d.f.view());
+  mg.cycle(0, Cycle::v, true, true);
+  auto x_one = copy_of(d.x.view());
+  const std::int64_t bad =
+      compare(tag + " entry f", f_one, f_three, b) + compare(tag + " entry cycle x", x_one, x_three, b);
+  EXPECT_EQ(bad, 0) << tag;
+}
+
+TEST(HostKernels, EntryIsTheUnfusedStart) {
+  for (const Case& c : k_cases) {
+    check_entry<double>(c);
+    check_entry<float>(c);
+    check_entry<bf16>(c);
+    check_entry<fp16>(c);
+  }
+}
+
 // The CG's row norms (sum of squares, sum, maximum magnitude), which the host runs as vectors,
 // against their definition: sd::host::lanes partial sums, lane l taking elements l, l + lanes,
 // ..., the remainder in lane 0, lanes added in order. Any other order (a vector compiled with

@@ -597,6 +597,50 @@ void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const s
       });
 }
 
+// Level 0's x row of the multigrid's entry, from its f row: the red half-sweep from a zero guess
+// (red cells x = 0 + ((f - D 0) + 0) / D_cell, rbgs's arithmetic with every neighbour 0), black
+// cells 0. (k, j, i0): the row's first cell in x's storage; red: the parity of i (counted from
+// i0) of the red cells. The row's diagonal away from the x faces as host::rbgs computes it, the
+// x-face cells with their own after.
+template <class T, class S>
+inline void entry_x_row(const S& s, const T* KOKKOS_RESTRICT fr, T* KOKKOS_RESTRICT xr, std::int64_t n,
+                        std::int64_t k, std::int64_t j, std::int64_t i0, std::int64_t red) {
+  using C = compute_t<T>;
+  const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
+  C dr = s.diag;
+  dr -= C(0) + C(0);
+  dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
+  if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
+  const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+  const C d = s.diag;
+  std::int64_t i = 0;
+#ifdef MANTISSA_HOST_AVX2_F16C
+  if constexpr (fused16<T> && std::is_same<C, float>::value) {
+    // eight cells at a time, decoded and encoded in registers (LowPrecisionHost.hpp); the black
+    // lanes masked to +0, the bits of T(0.0f)
+    const __m256 vd = _mm256_set1_ps(d), vi = _mm256_set1_ps(inv), zero = _mm256_setzero_ps();
+    const __m256 keep = _mm256_castsi256_ps(red == 0 ? _mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0)
+                                                     : _mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1));
+    for (; i + 8 <= n; i += 8) {
+      const __m256 res =
+          _mm256_add_ps(_mm256_sub_ps(mantissa::host::decode8(fr + i), _mm256_mul_ps(vd, zero)), zero);
+      mantissa::host::encode8(_mm256_and_ps(_mm256_add_ps(zero, _mm256_mul_ps(res, vi)), keep), xr + i);
+    }
+  }
+#endif
+  MANTISSA_SOLVERS_IVDEP
+  for (; i < n; ++i) {
+    const C res = (C(fr[i]) - d * C(0)) + C(0);
+    xr[i] = (i & 1) == red ? T(C(0) + res * inv) : T(0.0f);
+  }
+  for (std::int64_t e : {std::int64_t(0), n - 1}) {
+    const std::int64_t g0 = i0 + e + s.shift[0];
+    if ((e & 1) != red || (g0 != 0 && g0 != s.last[0])) continue;
+    const C res = (C(fr[e]) - d * C(0)) + C(0);
+    xr[e] = T(C(0) + res * s.inv_diag_at(k, j, i0 + e));
+  }
+}
+
 // dst = scale * src over the destination's owned box (see detail::convert).
 template <class Exec, class TS, class TD, class M>
 void convert(const Exec& space, const Box& db, std::int64_t dx, std::int64_t dy, std::int64_t dz,

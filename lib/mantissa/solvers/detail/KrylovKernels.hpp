@@ -345,26 +345,7 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
           host::norms_of_row(rr, n, acc);
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
-          // the row's diagonal away from the x faces (as host::rbgs), the x faces after
-          const std::int64_t g1 = j + dy + s.shift[1], g2 = k + dz + s.shift[2];
-          C dr = s.diag;
-          dr -= C(0) + C(0);
-          dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
-          if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
-          const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
-          const C d = s.diag;
-          const std::int64_t red = ((i0 + j + k + gshift) % 2 + 2) % 2;  // i = red (mod 2) is red
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) {
-            const C res = (C(fr[i]) - d * C(0)) + C(0);
-            xr[i] = (i & 1) == red ? T(C(0) + res * inv) : T(0.0f);
-          }
-          for (std::int64_t i : {std::int64_t(0), n - 1}) {
-            const std::int64_t g0 = i0 + dx + i + s.shift[0];
-            if ((i & 1) != red || (g0 != 0 && g0 != s.last[0])) continue;
-            const C res = (C(fr[i]) - d * C(0)) + C(0);
-            xr[i] = T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i0 + dx + i));
-          }
+          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, ((i0 + j + k + gshift) % 2 + 2) % 2);
         },
         nm);
     return nm;
@@ -726,25 +707,7 @@ NormMax update_r_compressed(const Exec& space, const Placement& pl, double alpha
           T* KOKKOS_RESTRICT xr = xp + ox;
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
-          const std::int64_t g1 = j + dy + s.shift[1], g2 = k + dz + s.shift[2];
-          C dr = s.diag;
-          dr -= C(0) + C(0);
-          dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
-          if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
-          const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
-          const C d = s.diag;
-          const std::int64_t red = ((i0 + j + k + gshift) % 2 + 2) % 2;
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) {
-            const C res = (C(fr[i]) - d * C(0)) + C(0);
-            xr[i] = (i & 1) == red ? T(C(0) + res * inv) : T(0.0f);
-          }
-          for (std::int64_t i : {std::int64_t(0), n - 1}) {
-            const std::int64_t g0 = i0 + dx + i + s.shift[0];
-            if ((i & 1) != red || (g0 != 0 && g0 != s.last[0])) continue;
-            const C res = (C(fr[i]) - d * C(0)) + C(0);
-            xr[i] = T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i0 + dx + i));
-          }
+          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, ((i0 + j + k + gshift) % 2 + 2) % 2);
         },
         nm);
     return nm;

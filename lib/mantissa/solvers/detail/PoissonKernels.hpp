@@ -425,6 +425,64 @@ void convert(const Exec& space, const Placement& ps, const View3<TS, M>& src, co
       });
 }
 
+// The multigrid's entry from a residual r that is already up to date (update_r wrote it), for
+// any level-0 storage, 16-bit included: f0 = T(scale r) with detail::convert's arithmetic, and
+// x0 = the red half-sweep from a zero guess as update_r_entry writes it. One pass instead of
+// three (the conversion, the zeroing of x0 and the first red half-sweep); the cycle then starts
+// from Multigrid::cycle(..., entry_done = true). x0's ghosts are left, as there.
+template <class Exec, class K, class T, class M>
+void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, double scale,
+                const Placement& px, const Stencil<compute_t<T>>& s, const View3<T, M>& f0,
+                const View3<T, M>& x0) {
+  using C = compute_t<T>;
+  using CV = pair_compute_t<K, T>;  // detail::convert's arithmetic
+  const CV sc = CV(scale);
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
+  const std::int64_t gshift =
+      (pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2]);
+  if constexpr (host::is_host<Exec>()) {
+    const Box bx = pl.owned();
+    const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+    const K* const rp = r.data();
+    T* const fp = f0.data();
+    T* const xp = x0.data();
+    host::for_rows(
+        "mantissa::solvers::Krylov::load_entry", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
+        [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int) {
+          const K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
+          const std::int64_t ox = host::at(x0, k + dz, j + dy, i0 + dx);
+          T* KOKKOS_RESTRICT fr = fp + ox;
+          std::int64_t i = 0;
+#ifdef MANTISSA_HOST_AVX2_F16C
+          if constexpr (host::fused16<T> && std::is_same<K, double>::value) {
+            // float(r) per cell (cvtpd_ps rounds as the conversion does), times scale, encoded
+            const __m256 vs = _mm256_set1_ps(sc);
+            for (; i + 8 <= n; i += 8) {
+              const __m256 v = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(rr + i + 4)),
+                                               _mm256_cvtpd_ps(_mm256_loadu_pd(rr + i)));
+              mantissa::host::encode8(_mm256_mul_ps(vs, v), fr + i);
+            }
+          }
+#endif
+          MANTISSA_SOLVERS_IVDEP
+          for (; i < n; ++i) fr[i] = T(sc * CV(rr[i]));
+          host::entry_x_row(s, fr, xp + ox, n, k + dz, j + dy, i0 + dx, ((i0 + j + k + gshift) % 2 + 2) % 2);
+        });
+    return;
+  }
+  for_each_cell(
+      "mantissa::solvers::Krylov::load_entry", space, pl.owned(),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        const T fv = T(sc * CV(r(k, j, i)));
+        f0(k + dz, j + dy, i + dx) = fv;
+        const bool is_red = ((i + j + k + gshift) % 2 + 2) % 2 == 0;
+        const C res = (C(fv) - s.diag * C(0)) + C(0);
+        x0(k + dz, j + dy, i + dx) = is_red ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+      });
+}
+
 template <class Exec, class T, class M>
 double sum_owned(const Exec& space, const Placement& p, const View3<T, M>& v) {
   using C = compute_t<T>;
