@@ -383,15 +383,28 @@ int bench_main(int argc, char** argv) {
       SolverOptions opt;
       // "fp32/refinement": the same inner precision through iterative refinement; "fp32@2":
       // V(2,2) (pre and post sweeps), for comparing cycles within one run
-      const std::size_t at = prec.find('@');
-      std::string base = prec.substr(0, at);
+      // The suffixes may come in any order ("fp16@2+k32" and "fp16+k32@2" are one variant):
+      // "+k32" and "^f" are taken out of the whole name first, then "@n" and "/outer".
+      std::string spec = prec;
       // "fp32+k32": the CG's search direction stored in fp32 (SolverOptions::krylov_storage)
-      if (const std::size_t plus = base.find("+k32"); plus != std::string::npos) {
+      if (const std::size_t plus = spec.find("+k32"); plus != std::string::npos) {
         opt.krylov_storage = Precision::fp32;
-        base.erase(plus, 4);
+        spec.erase(plus, 4);
       }
+      // "fp16^f": F-cycles (MultigridOptions::cycle)
+      if (const std::size_t caret = spec.find("^f"); caret != std::string::npos) {
+        opt.multigrid.cycle = Cycle::f;
+        spec.erase(caret, 2);
+      }
+      if (const std::size_t slash = spec.find('/'); slash != std::string::npos) {
+        const std::size_t end = spec.find('@', slash);
+        opt.outer = parse_outer(spec.substr(slash + 1, end == std::string::npos ? end : end - slash - 1));
+        spec.erase(slash, end == std::string::npos ? end : end - slash);
+      }
+      const std::size_t at = spec.find('@');
+      const std::string base = spec.substr(0, at);
       if (at != std::string::npos) {
-        const int sweeps = std::atoi(prec.c_str() + at + 1);
+        const int sweeps = std::atoi(spec.c_str() + at + 1);
         if (sweeps < 1) {
           if (g_rank == 0)
             std::fprintf(stderr, "bench: '%s': the sweeps after @ must be >= 1\n", prec.c_str());
@@ -399,14 +412,7 @@ int bench_main(int argc, char** argv) {
         }
         opt.multigrid.pre_sweeps = opt.multigrid.post_sweeps = sweeps;
       }
-      // "fp16^f": F-cycles (MultigridOptions::cycle)
-      if (const std::size_t caret = base.find("^f"); caret != std::string::npos) {
-        opt.multigrid.cycle = Cycle::f;
-        base.erase(caret, 2);
-      }
-      const std::size_t slash = base.find('/');
-      opt.multigrid.precisions = parse_level_precisions(base.substr(0, slash));
-      if (slash != std::string::npos) opt.outer = parse_outer(base.substr(slash + 1));
+      opt.multigrid.precisions = parse_level_precisions(base);
       Row row;
       row.name = std::string("mantissa ") + prec;
       auto t0 = Clock::now();

@@ -62,22 +62,24 @@ constexpr int lanes = 8;
 // the scalar form costs 3.5x (double) to 6x (float) the vector one in L1 (docs/performance.md).
 // Each vector lane is the array's lane with the same operations in the same order, so the bits
 // are those of the array form, which device compilers (and any other host compiler) use.
+// The eight lanes are two vectors of four: a single vector of eight doubles is wider than an
+// AVX2 register, and GCC 12 splits its selects into scalar compares and stack spills (3.5 ns a
+// value against 0.38 for two halves on a Zen 3 core, docs/performance.md, 2026-12-05).
 #define MANTISSA_SOLVERS_VECTOR_LANES 1
-typedef double LaneVector __attribute__((vector_size(lanes * sizeof(double))));
+typedef double LaneVector __attribute__((vector_size(lanes / 2 * sizeof(double))));
 
-// out = the lanes v[0..lanes) as doubles (by reference: a 64-byte vector passed by value would
-// change the ABI where AVX-512 is off, which GCC warns about).
+// out = v[0..lanes / 2) as doubles (by reference, as GCC's ABI notes prefer for vectors).
 template <class K>
 inline void load_lanes(const K* v, LaneVector& out) {
   if constexpr (std::is_same<K, double>::value) {
     __builtin_memcpy(&out, v, sizeof out);
   } else if constexpr (std::is_same<K, float>::value) {
-    typedef float Narrow __attribute__((vector_size(lanes * sizeof(float))));
+    typedef float Narrow __attribute__((vector_size(lanes / 2 * sizeof(float))));
     Narrow f;
     __builtin_memcpy(&f, v, sizeof f);
     out = __builtin_convertvector(f, LaneVector);
   } else {
-    for (int l = 0; l < lanes; ++l) out[l] = double(v[l]);
+    for (int l = 0; l < lanes / 2; ++l) out[l] = double(v[l]);
   }
 }
 #endif
@@ -86,15 +88,29 @@ inline void load_lanes(const K* v, LaneVector& out) {
 template <class K>
 inline void norms_of_row(const K* KOKKOS_RESTRICT v, std::int64_t n, NormMax& nm) {
 #ifdef MANTISSA_SOLVERS_VECTOR_LANES
-  LaneVector s2 = {}, s1 = {}, mx = {};
+  constexpr int h = lanes / 2;
+  LaneVector s2a = {}, s2b = {}, s1a = {}, s1b = {}, mxa = {}, mxb = {};  // lanes 0-3, 4-7
   std::int64_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    LaneVector t;
-    load_lanes(v + i, t);
-    s2 += t * t;
-    s1 += t;
-    const LaneVector a = t < 0 ? -t : t;
-    mx = a > mx ? a : mx;
+    LaneVector ta, tb;
+    load_lanes(v + i, ta);
+    load_lanes(v + i + h, tb);
+    s2a += ta * ta;
+    s2b += tb * tb;
+    s1a += ta;
+    s1b += tb;
+    const LaneVector aa = ta < 0 ? -ta : ta, ab = tb < 0 ? -tb : tb;
+    mxa = aa > mxa ? aa : mxa;
+    mxb = ab > mxb ? ab : mxb;
+  }
+  double s2[lanes], s1[lanes], mx[lanes];
+  for (int l = 0; l < h; ++l) {
+    s2[l] = s2a[l];
+    s2[l + h] = s2b[l];
+    s1[l] = s1a[l];
+    s1[l + h] = s1b[l];
+    mx[l] = mxa[l];
+    mx[l + h] = mxb[l];
   }
 #else
   double s2[lanes] = {}, s1[lanes] = {}, mx[lanes] = {};
