@@ -35,6 +35,20 @@ struct Case {
   std::array<std::int64_t, 3> n;
 };
 
+Grid grid_of(const Case& c) {
+  Grid g;
+  g.dim = c.dim;
+  g.n = c.n;
+  g.spacing = {1.0 / double(c.n[0]), 1.0 / double(c.n[1]), 1.0 / double(c.n[2])};
+  return g;
+}
+
+template <class T>
+std::string tag_of(const Case& c) {
+  return std::string(precision_traits<T>::name) + " " + std::to_string(c.dim) + "D " +
+         std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" + std::to_string(c.n[2]);
+}
+
 Boundary mixed_faces() {
   Boundary b = Boundary::all(BoundaryKind::dirichlet);
   b.face[1] = BoundaryKind::neumann;  // x+
@@ -83,11 +97,7 @@ std::int64_t compare(const std::string& what, const A& got, const B& want, const
 template <class T>
 void check_kernels(const Case& c) {
   using C = sd::compute_t<T>;
-  Grid g;
-  g.dim = c.dim;
-  g.n = c.n;
-  g.spacing = {1.0 / double(c.n[0]), 1.0 / double(c.n[1]), 1.0 / double(c.n[2])};
-  Decomposition decomp(MPI_COMM_WORLD, g);
+  Decomposition decomp(MPI_COMM_WORLD, grid_of(c));
   MultigridOptions mo;
   mo.precisions = std::vector<Precision>{precision_traits<T>::precision};
   Multigrid<> mg(decomp, mixed_faces(), mo);
@@ -99,9 +109,7 @@ void check_kernels(const Case& c) {
                              (lv.place.offset[1] - lv.place.ghost[1]) +
                              (lv.place.offset[2] - lv.place.ghost[2]);
   const Kokkos::DefaultHostExecutionSpace host;
-  const std::string tag = std::string(precision_traits<T>::name) + " " + std::to_string(c.dim) + "D " +
-                          std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
-                          std::to_string(c.n[2]);
+  const std::string tag = tag_of<T>(c);
 
   auto xh = copy_of(d.x.view());
   auto fh = copy_of(d.f.view());
@@ -180,11 +188,7 @@ TEST(HostKernels, MatchPointwiseFp16) {
 // given another value by the entry, or a wrong colour, would change the cycle's result.
 template <class T>
 void check_entry(const Case& c) {
-  Grid g;
-  g.dim = c.dim;
-  g.n = c.n;
-  g.spacing = {1.0 / double(c.n[0]), 1.0 / double(c.n[1]), 1.0 / double(c.n[2])};
-  Decomposition decomp(MPI_COMM_WORLD, g);
+  Decomposition decomp(MPI_COMM_WORLD, grid_of(c));
   MultigridOptions mo;
   mo.precisions = std::vector<Precision>{precision_traits<T>::precision};
   mo.pre_sweeps = 2;
@@ -194,9 +198,7 @@ void check_entry(const Case& c) {
   ASSERT_GT(mg.num_levels(), 1);
   auto& lv = mg.level(0);
   auto& d = std::get<Multigrid<>::LevelData<T>>(lv.data);
-  const std::string tag = std::string(precision_traits<T>::name) + " " + std::to_string(c.dim) + "D " +
-                          std::to_string(c.n[0]) + "x" + std::to_string(c.n[1]) + "x" +
-                          std::to_string(c.n[2]);
+  const std::string tag = tag_of<T>(c);
   Field<double> r("r", decomp, 1);
   auto rh = copy_of(r.view());
   fill_random(rh, 5);

@@ -285,6 +285,18 @@ inline void rbgs_row16(T* x, const T* ym, const T* yp, const T* zm, const T* zp,
 
 // ---- kernels -----------------------------------------------------------------------------
 
+// The inverse diagonal of row (k, j) (storage indices) away from the x faces, as
+// Stencil::diag_at computes it; the x-face cells take Stencil::inv_diag_at.
+template <class C, class S>
+inline C row_inv_diag(const S& s, std::int64_t k, std::int64_t j) {
+  const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
+  C dr = s.diag;
+  dr -= C(0) + C(0);
+  dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
+  if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
+  return dr == s.diag ? s.inv_diag : C(1) / dr;
+}
+
 // The x ghosts of row xr[0..n) on the physical faces (see Stencil::mlo): T(sign * C(x)), the
 // value mirror_face writes.
 template <class T, class S>
@@ -365,13 +377,7 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
         const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
         const std::int64_t start = x0 + ((colour + 2 - par) % 2);
         if (start >= x1) return;
-        // the row's diagonal away from the x faces, as Stencil::diag_at computes it
-        const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
-        C dr = s.diag;
-        dr -= C(0) + C(0);
-        dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
-        if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
-        const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+        const C inv = row_inv_diag<C>(s, k, j);
         const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
         const bool is3d = s.is3d;
         const std::int64_t o = at(x, k, j, x0);
@@ -606,12 +612,7 @@ template <class T, class S>
 inline void entry_x_row(const S& s, const T* KOKKOS_RESTRICT fr, T* KOKKOS_RESTRICT xr, std::int64_t n,
                         std::int64_t k, std::int64_t j, std::int64_t i0, std::int64_t red) {
   using C = compute_t<T>;
-  const std::int64_t g1 = j + s.shift[1], g2 = k + s.shift[2];
-  C dr = s.diag;
-  dr -= C(0) + C(0);
-  dr -= (g1 == 0 ? s.lo[1] : C(0)) + (g1 == s.last[1] ? s.hi[1] : C(0));
-  if (s.is3d) dr -= (g2 == 0 ? s.lo[2] : C(0)) + (g2 == s.last[2] ? s.hi[2] : C(0));
-  const C inv = dr == s.diag ? s.inv_diag : C(1) / dr;
+  const C inv = row_inv_diag<C>(s, k, j);
   const C d = s.diag;
   std::int64_t i = 0;
 #ifdef MANTISSA_HOST_AVX2_F16C

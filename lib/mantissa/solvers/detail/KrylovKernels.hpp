@@ -335,11 +335,8 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
                 "update_r_entry: level 0 must be fp64 or fp32 (16-bit levels take the scaled load_rhs)");
   NormMax nm;
   const K a = K(alpha);
-  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
-                     dz = px.ghost[2] - pl.ghost[2];
-  // global index = storage index of r + gshift
-  const std::int64_t gshift =
-      (pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2]);
+  const EntryAt e(pl, px);
+  const std::int64_t dx = e.dx, dy = e.dy, dz = e.dz;
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
     const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
@@ -361,7 +358,7 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
           host::norms_of_row(rr, n, acc);
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
-          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, ((i0 + j + k + gshift) % 2 + 2) % 2);
+          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, e.red(k, j, i0));
         },
         nm);
     return nm;
@@ -373,10 +370,7 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
         r(k, j, i) = t;
         acc.add(double(t));
         const T fv = T(C(t));
-        f0(k + dz, j + dy, i + dx) = fv;
-        const bool is_red = ((i + j + k + gshift) % 2 + 2) % 2 == 0;
-        const C res = (C(fv) - s.diag * C(0)) + C(0);
-        x0(k + dz, j + dy, i + dx) = is_red ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+        e(s, f0, x0, k, j, i, fv);
       },
       nm);
   return nm;
@@ -703,10 +697,8 @@ NormMax update_r_compressed(const Exec& space, const Placement& pl, double alpha
   using C = compute_t<T>;
   NormMax nm;
   const K a = K(alpha);
-  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
-                     dz = px.ghost[2] - pl.ghost[2];
-  const std::int64_t gshift =
-      (pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2]);
+  const EntryAt e(pl, px);
+  const std::int64_t dx = e.dx, dy = e.dy, dz = e.dz;
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
     const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
@@ -727,7 +719,7 @@ NormMax update_r_compressed(const Exec& space, const Placement& pl, double alpha
           T* KOKKOS_RESTRICT xr = xp + ox;
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
-          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, ((i0 + j + k + gshift) % 2 + 2) % 2);
+          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, e.red(k, j, i0));
         },
         nm);
     return nm;
@@ -740,10 +732,7 @@ NormMax update_r_compressed(const Exec& space, const Placement& pl, double alpha
         acc.add(double(t));
         if (!entry) return;
         const T fv = T(C(t));
-        f0(k + dz, j + dy, i + dx) = fv;
-        const bool is_red = ((i + j + k + gshift) % 2 + 2) % 2 == 0;
-        const C res = (C(fv) - s.diag * C(0)) + C(0);
-        x0(k + dz, j + dy, i + dx) = is_red ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+        e(s, f0, x0, k, j, i, fv);
       },
       nm);
   return nm;

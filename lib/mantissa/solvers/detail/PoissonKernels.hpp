@@ -425,6 +425,32 @@ void convert(const Exec& space, const Placement& ps, const View3<TS, M>& src, co
       });
 }
 
+// The multigrid's entry written from a Krylov field (placement pl) into level 0 (placement px):
+// the index offsets between the two, and per cell f0 = fv and x0 = the red half-sweep from a
+// zero guess (red: global index sum even; x = 0 + ((f - D 0) + 0) / D_cell, rbgs's arithmetic
+// with every neighbour 0), black cells 0: the point-wise form of host::entry_x_row.
+struct EntryAt {
+  std::int64_t dx, dy, dz;
+  std::int64_t gshift;  // global index sum = storage index sum in pl + gshift
+  EntryAt(const Placement& pl, const Placement& px)
+      : dx(px.ghost[0] - pl.ghost[0]),
+        dy(px.ghost[1] - pl.ghost[1]),
+        dz(px.ghost[2] - pl.ghost[2]),
+        gshift((pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2])) {}
+  // the parity of i (counted from i0) of row (k, j)'s red cells
+  KOKKOS_INLINE_FUNCTION std::int64_t red(std::int64_t k, std::int64_t j, std::int64_t i0) const {
+    return ((i0 + j + k + gshift) % 2 + 2) % 2;
+  }
+  template <class T, class M, class C>
+  KOKKOS_INLINE_FUNCTION void operator()(const Stencil<C>& s, const View3<T, M>& f0, const View3<T, M>& x0,
+                                         std::int64_t k, std::int64_t j, std::int64_t i, T fv) const {
+    f0(k + dz, j + dy, i + dx) = fv;
+    const C res = (C(fv) - s.diag * C(0)) + C(0);
+    x0(k + dz, j + dy, i + dx) =
+        red(k, j, i) == 0 ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+  }
+};
+
 // The multigrid's entry from a residual r that is already up to date (update_r wrote it), for
 // any level-0 storage, 16-bit included: f0 = T(scale r) with detail::convert's arithmetic, and
 // x0 = the red half-sweep from a zero guess as update_r_entry writes it. One pass instead of
@@ -434,13 +460,10 @@ template <class Exec, class K, class T, class M>
 void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, double scale,
                 const Placement& px, const Stencil<compute_t<T>>& s, const View3<T, M>& f0,
                 const View3<T, M>& x0) {
-  using C = compute_t<T>;
   using CV = pair_compute_t<K, T>;  // detail::convert's arithmetic
   const CV sc = CV(scale);
-  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
-                     dz = px.ghost[2] - pl.ghost[2];
-  const std::int64_t gshift =
-      (pl.offset[0] - pl.ghost[0]) + (pl.offset[1] - pl.ghost[1]) + (pl.offset[2] - pl.ghost[2]);
+  const EntryAt e(pl, px);
+  const std::int64_t dx = e.dx, dy = e.dy, dz = e.dz;
   if constexpr (host::is_host<Exec>()) {
     const Box bx = pl.owned();
     const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
@@ -468,7 +491,7 @@ void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, do
 #endif
           MANTISSA_SOLVERS_IVDEP
           for (; i < n; ++i) fr[i] = T(sc * CV(rr[i]));
-          host::entry_x_row(s, fr, xp + ox, n, k + dz, j + dy, i0 + dx, ((i0 + j + k + gshift) % 2 + 2) % 2);
+          host::entry_x_row(s, fr, xp + ox, n, k + dz, j + dy, i0 + dx, e.red(k, j, i0));
         });
     return;
   }
@@ -476,10 +499,7 @@ void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, do
       "mantissa::solvers::Krylov::load_entry", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
         const T fv = T(sc * CV(r(k, j, i)));
-        f0(k + dz, j + dy, i + dx) = fv;
-        const bool is_red = ((i + j + k + gshift) % 2 + 2) % 2 == 0;
-        const C res = (C(fv) - s.diag * C(0)) + C(0);
-        x0(k + dz, j + dy, i + dx) = is_red ? T(C(0) + res * s.inv_diag_at(k + dz, j + dy, i + dx)) : T(0.0f);
+        e(s, f0, x0, k, j, i, fv);
       });
 }
 
