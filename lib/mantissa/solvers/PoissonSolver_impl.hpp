@@ -119,7 +119,9 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   // it there (detail::precond_dots_from / update_p_from), z is never stored.
   // With a level 0 in fp64 or fp32 and red-black smoothing, each r update also loads level 0
   // (detail::update_r_entry: f = r unscaled and the first red half-sweep from zero), so the
-  // cycle starts from there; 16-bit levels below get 1 / max|r| where they begin.
+  // cycle starts from there; 16-bit levels below get 1 / max|r| where they begin. A 16-bit
+  // level 0 needs 1 / max|r| first, so it is loaded after the r update, in one pass with the
+  // same half-sweep (Multigrid::load_entry).
   const bool fused = std::is_same<K, double>::value && m_mg->entry_fusable();
   // Compressed Krylov vectors (SolverOptions::krylov_storage fp32, mixed multigrid only): p in
   // m_w32.p, A p recomputed from it where it is read (detail::stencil_dot, update_r_compressed,

@@ -616,26 +616,28 @@ inline void entry_x_row(const S& s, const T* KOKKOS_RESTRICT fr, T* KOKKOS_RESTR
   const C d = s.diag;
   std::int64_t i = 0;
 #ifdef MANTISSA_HOST_AVX2_F16C
-  if constexpr (fused16<T> && std::is_same<C, float>::value) {
-    // eight cells at a time, decoded and encoded in registers (LowPrecisionHost.hpp); the black
-    // lanes masked to +0, the bits of T(0.0f)
+  if constexpr (std::is_same<C, float>::value && (fused16<T> || std::is_same<T, float>::value)) {
+    // Eight cells at a time (16-bit rows decoded and encoded in registers, LowPrecisionHost.hpp),
+    // the black lanes masked to +0, the bits of T(0.0f). GCC 12 leaves the loop below scalar
+    // (the colour test per cell): a quarter of the CG's fused r update (perf, 256^3, 2026-12-05).
+    const auto load = [](const T* q) {
+      if constexpr (std::is_same<T, float>::value)
+        return _mm256_loadu_ps(q);
+      else
+        return mantissa::host::decode8(q);
+    };
+    const auto store = [](__m256 v, T* q) {
+      if constexpr (std::is_same<T, float>::value)
+        _mm256_storeu_ps(q, v);
+      else
+        mantissa::host::encode8(v, q);
+    };
     const __m256 vd = _mm256_set1_ps(d), vi = _mm256_set1_ps(inv), zero = _mm256_setzero_ps();
     const __m256 keep = _mm256_castsi256_ps(red == 0 ? _mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0)
                                                      : _mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1));
     for (; i + 8 <= n; i += 8) {
-      const __m256 res =
-          _mm256_add_ps(_mm256_sub_ps(mantissa::host::decode8(fr + i), _mm256_mul_ps(vd, zero)), zero);
-      mantissa::host::encode8(_mm256_and_ps(_mm256_add_ps(zero, _mm256_mul_ps(res, vi)), keep), xr + i);
-    }
-  } else if constexpr (std::is_same<T, float>::value) {
-    // GCC 12 leaves the scalar loop below scalar (the colour test per cell): a quarter of the
-    // CG's fused r update was this loop (perf, 256^3, 2026-12-05)
-    const __m256 vd = _mm256_set1_ps(d), vi = _mm256_set1_ps(inv), zero = _mm256_setzero_ps();
-    const __m256 keep = _mm256_castsi256_ps(red == 0 ? _mm256_setr_epi32(-1, 0, -1, 0, -1, 0, -1, 0)
-                                                     : _mm256_setr_epi32(0, -1, 0, -1, 0, -1, 0, -1));
-    for (; i + 8 <= n; i += 8) {
-      const __m256 res = _mm256_add_ps(_mm256_sub_ps(_mm256_loadu_ps(fr + i), _mm256_mul_ps(vd, zero)), zero);
-      _mm256_storeu_ps(xr + i, _mm256_and_ps(_mm256_add_ps(zero, _mm256_mul_ps(res, vi)), keep));
+      const __m256 res = _mm256_add_ps(_mm256_sub_ps(load(fr + i), _mm256_mul_ps(vd, zero)), zero);
+      store(_mm256_and_ps(_mm256_add_ps(zero, _mm256_mul_ps(res, vi)), keep), xr + i);
     }
   } else if constexpr (std::is_same<T, double>::value) {
     const __m256d vd = _mm256_set1_pd(d), vi = _mm256_set1_pd(inv), zero = _mm256_setzero_pd();

@@ -331,8 +331,9 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
                        const View3<K, M>& ap, const Placement& px, const Stencil<compute_t<T>>& s,
                        const View3<T, M>& f0, const View3<T, M>& x0) {
   using C = compute_t<T>;
-  static_assert(std::is_same<T, double>::value || std::is_same<T, float>::value,
-                "update_r_entry: level 0 must be fp64 or fp32 (16-bit levels take the scaled load_rhs)");
+  static_assert(
+      std::is_same<T, double>::value || std::is_same<T, float>::value,
+      "update_r_entry: level 0 must be fp64 or fp32 (a 16-bit level 0 takes the scaled load_entry)");
   NormMax nm;
   const K a = K(alpha);
   const EntryAt e(pl, px);

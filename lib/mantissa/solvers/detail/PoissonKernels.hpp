@@ -471,7 +471,7 @@ void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, do
     T* const fp = f0.data();
     T* const xp = x0.data();
     host::for_rows(
-        "mantissa::solvers::Krylov::load_entry", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
+        "mantissa::solvers::Multigrid::load_entry", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
         [] { return 0; },
         [=](std::int64_t k, std::int64_t j, int) {
           const K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
@@ -496,7 +496,7 @@ void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, do
     return;
   }
   for_each_cell(
-      "mantissa::solvers::Krylov::load_entry", space, pl.owned(),
+      "mantissa::solvers::Multigrid::load_entry", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
         const T fv = T(sc * CV(r(k, j, i)));
         e(s, f0, x0, k, j, i, fv);
