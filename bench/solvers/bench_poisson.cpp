@@ -15,7 +15,7 @@
 // do not count in it); the CPU columns are the ones to compare under load.
 //
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-pfmg-alone] [--no-kernels]
-//   [--no-breakdown]
+//   [--no-breakdown] [--history]   (--history: each variant's residual after every iteration, once)
 //                          [--only "fp64;fp32;fp64@2;fp32@2;fp32+k32"]   (@2: V(2,2) instead of V(1,1);
 //                          +k32: the CG's search direction in fp32, SolverOptions::krylov_storage;
 //                          ^f: F-cycles instead of V-cycles, e.g. "fp16^f@2")
@@ -319,7 +319,7 @@ int bench_main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::int64_t n = 128;
   int reps = 3;
-  bool hypre = true, kernels = true, breakdown = true, pfmg_alone = true;
+  bool hypre = true, kernels = true, breakdown = true, pfmg_alone = true, history = false;
   std::vector<std::string> variants{"fp64", "fp32", "progressive_bf16", "progressive_fp16",
                                     "bf16", "fp16", "fp32/refinement",  "progressive_bf16/refinement"};
   for (int a = 1; a < argc; ++a) {
@@ -335,6 +335,8 @@ int bench_main(int argc, char** argv) {
       kernels = false;
     else if (!std::strcmp(argv[a], "--no-breakdown"))
       breakdown = false;
+    else if (!std::strcmp(argv[a], "--history"))
+      history = true;
     else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) {
       variants.clear();
       std::string list = argv[++a];
@@ -444,6 +446,11 @@ int bench_main(int argc, char** argv) {
         if (g_rank == 0) {
           std::printf("  rep %d %-36s %8.3f s  cpu %8.3f s  %3d it  residual %.2e%s\n", rep, row.name.c_str(),
                       t, tc[1], row.iterations, row.residual, rep == 0 ? " (warm-up)" : "");
+          if (history && rep == 0) {
+            std::printf("    relative residual after each iteration:");
+            for (const double h : st.history) std::printf(" %.2e", h);
+            std::printf("\n");
+          }
           std::fflush(stdout);
         }
       }
