@@ -225,17 +225,33 @@ inline __m256i words8(const T* p) {
 }
 
 // One colour of red-black Gauss-Seidel along a row of n cells: x_i + r_i inv for the cells
-// e0, e0 + 2, ... (e0: 0 or 1), every other cell left as it is. Only the colour's cells are
-// computed: seen from cell e0, they are the low halves of 32-bit words and their x neighbours
-// the high halves, so 16 cells are read as eight words and eight cells updated at a time
-// (computing the whole row and storing every other cell, as the scratch loops do, doubles
-// the arithmetic, which is what 16-bit storage is short of). Cells on an x face (face_lo: cell
-// 0, face_hi: cell n - 1) take their own inverse diagonal, inv_lo / inv_hi; their updates are
-// computed before any cell is stored, from the values the sweep started with.
+// e0, e0 + 2, ... (e0: 0 or 1), every other cell left as it is, with T = bf16, fp16 or float
+// storage and fp32 compute. Only the colour's cells are computed, eight at a time from the
+// sixteen cells from e0 + 2m on (computing the whole row and storing every other cell, as the
+// scratch loops do, doubles the arithmetic, which is what 16-bit and fp32 storage are short
+// of: that cost the fp32 sweep 10 % at 256^3, docs/performance.md, 2026-12-05). Cells on an x
+// face (face_lo: cell 0, face_hi: cell n - 1) take their own inverse diagonal, inv_lo /
+// inv_hi; their updates are computed before any cell is stored, from the values the sweep
+// started with. The operations per cell are those of the scratch loops, in the same order
+// (tstHostKernels).
+//
+// How the sixteen cells are split into the colour's eight (xc) and their right neighbours (xr):
+// - bf16: as eight 32-bit words, the colour's cells are the low halves and their right
+//   neighbours the high halves, each decoded by one shift or mask; xc and xr in cell order.
+// - fp16 and float: the cells i .. i + 7 (A) and i + 8 .. i + 15 (B) as floats, then shufps:
+//   E = [0 2 8 10 | 4 6 12 14] (0x88) and O = [1 3 9 11 | 5 7 13 15] (0xDD), cells counted from
+//   i. Every row is split the same way, so the lanes line up. For fp16 this is two F16C
+//   conversions of eight contiguous halves and one in-lane shuffle, against a byte shuffle and
+//   a lane-crossing permute before each conversion of the low halves (0.57 against 0.75 ns a
+//   row on Zen 3).
+// The left neighbours come from the registers of the block before (the values the sweep
+// started with, as in the scratch loops: a colour cell's neighbours are of the other colour and
+// never stored). Loaded again from the row, they would overlap the stores just made, and such
+// a load waits for them to retire.
 template <bool Is3d, class T>
-inline void rbgs_row16(T* x, const T* ym, const T* yp, const T* zm, const T* zp, const T* f, std::int64_t n,
-                       std::int64_t e0, float d, float cx, float cy, float cz, float inv, bool face_lo,
-                       float inv_lo, bool face_hi, float inv_hi) {
+inline void rbgs_row_fast(T* x, const T* ym, const T* yp, const T* zm, const T* zp, const T* f,
+                          std::int64_t n, std::int64_t e0, float d, float cx, float cy, float cz, float inv,
+                          bool face_lo, float inv_lo, bool face_hi, float inv_hi) {
   auto update = [&](std::int64_t i, float iv) {
     return T(float(x[i]) + residual1(x + i, ym + i, yp + i, zm + i, zp + i, f + i, d, cx, cy, cz, Is3d) * iv);
   };
@@ -243,39 +259,88 @@ inline void rbgs_row16(T* x, const T* ym, const T* yp, const T* zm, const T* zp,
   const T at_lo = lo ? update(0, inv_lo) : T(), at_hi = hi ? update(n - 1, inv_hi) : T();
   const __m256 vd = _mm256_set1_ps(d), vx = _mm256_set1_ps(cx), vy = _mm256_set1_ps(cy),
                vz = _mm256_set1_ps(cz), vi = _mm256_set1_ps(inv);
-  // The left neighbours (the high halves of the words before) come from the registers of the
-  // block before: the values the sweep started with, as in the scratch loops (a colour cell's
-  // neighbours are of the other colour and never stored). Loaded again from the row, they
-  // would overlap the 16-bit stores just made, and such a load waits for them to retire.
-  std::int64_t m = 0;                              // the block's first cell: e0 + 2 m
-  __m256 prev = _mm256_set1_ps(float(x[e0 - 1]));  // lane 7: the left neighbour of cell e0
-  for (; e0 + 2 * m + 15 <= n; m += 8) {           // cells e0 + 2m .. e0 + 2m + 15 (n: the ghost)
+  constexpr bool words = std::is_same<T, bf16>::value;  // split as 32-bit words, in cell order
+  // The sixteen cells from row + i as floats, A and B (fp16, float).
+  const auto floats = [](const T* row, __m256& a, __m256& b) {
+    if constexpr (std::is_same<T, float>::value) {
+      a = _mm256_loadu_ps(row);
+      b = _mm256_loadu_ps(row + 8);
+    } else {
+      a = mantissa::host::decode8(row);
+      b = mantissa::host::decode8(row + 8);
+    }
+  };
+  // The colour's eight cells of a neighbour row (or f) at row + i.
+  const auto at = [&](const T* row) {
+    if constexpr (words) {
+      return decode_halves8<false, T>(words8(row));
+    } else {
+      __m256 a, b;
+      floats(row, a, b);
+      return _mm256_shuffle_ps(a, b, 0x88);
+    }
+  };
+  // words: lane 7 is the left neighbour of the block's first cell; else lane 0 (O's lane 7
+  // moved to lane 0 by `left`)
+  const __m256i left = _mm256_setr_epi32(7, 0, 5, 2, 1, 4, 3, 6);
+  __m256 prev = _mm256_set1_ps(float(x[e0 - 1]));
+  std::int64_t m = 0;                     // the block's first cell: e0 + 2 m
+  for (; e0 + 2 * m + 15 <= n; m += 8) {  // cells e0 + 2m .. e0 + 2m + 15 (n: the ghost)
     const std::int64_t i = e0 + 2 * m;
-    const __m256i u = words8(x + i);
-    const __m256 xc = decode_halves8<false, T>(u), xr = decode_halves8<true, T>(u);
-    // [prev7, xr0 .. xr6]: the upper half of prev joined to the lower half of xr, then
-    // shifted by one lane within each 128-bit half
-    const __m256 mid = _mm256_permute2f128_ps(prev, xr, 0x21);
-    const __m256 xl =
-        _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(xr), _mm256_castps_si256(mid), 12));
-    prev = xr;
-    const auto at = [&](const T* row) { return decode_halves8<false, T>(words8(row + i)); };
+    __m256 xc, xr, xl;
+    if constexpr (words) {
+      const __m256i u = words8(x + i);
+      xc = decode_halves8<false, T>(u);
+      xr = decode_halves8<true, T>(u);
+      // [prev7, xr0 .. xr6]: the upper half of prev joined to the lower half of xr, then
+      // shifted by one lane within each 128-bit half
+      const __m256 mid = _mm256_permute2f128_ps(prev, xr, 0x21);
+      xl = _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(xr), _mm256_castps_si256(mid), 12));
+      prev = xr;
+    } else {
+      __m256 a, b;
+      floats(x + i, a, b);
+      xc = _mm256_shuffle_ps(a, b, 0x88);
+      xr = _mm256_shuffle_ps(a, b, 0xDD);
+      // [-1 1 7 9 | 3 5 11 13]: O permuted, cell -1 from the block before
+      const __m256 moved = _mm256_permutevar8x32_ps(xr, left);
+      xl = _mm256_blend_ps(moved, prev, 0x01);
+      prev = moved;
+    }
     __m256 l = _mm256_add_ps(_mm256_mul_ps(vx, _mm256_add_ps(xl, xr)),
-                             _mm256_mul_ps(vy, _mm256_add_ps(at(ym), at(yp))));
+                             _mm256_mul_ps(vy, _mm256_add_ps(at(ym + i), at(yp + i))));
     if constexpr (Is3d)
-      l = _mm256_add_ps(l, _mm256_mul_ps(vz, _mm256_add_ps(at(zm), at(zp))));
+      l = _mm256_add_ps(l, _mm256_mul_ps(vz, _mm256_add_ps(at(zm + i), at(zp + i))));
     else
       l = _mm256_add_ps(l, _mm256_setzero_ps());
-    const __m256 r = _mm256_add_ps(_mm256_sub_ps(at(f), _mm256_mul_ps(vd, xc)), l);
-    // The eight words back with the new values in their low halves and the other colour's
-    // cells in the high halves as they were read (one 32-byte store; eight 16-bit stores cost
-    // the sweep 20 % at 256^3). No thread writes the other colour in this pass, so a thread
-    // reading those cells meanwhile (for a neighbouring row) sees the same bits either way.
-    _mm256_storeu_si256(
-        reinterpret_cast<__m256i*>(x + i),
-        _mm256_or_si256(
-            _mm256_and_si256(u, _mm256_set1_epi32(int(0xFFFF0000u))),
-            _mm256_cvtepu16_epi32(mantissa::host::encode8_bits<T>(_mm256_add_ps(xc, _mm256_mul_ps(r, vi))))));
+    const __m256 r = _mm256_add_ps(_mm256_sub_ps(at(f + i), _mm256_mul_ps(vd, xc)), l);
+    const __m256 xn = _mm256_add_ps(xc, _mm256_mul_ps(r, vi));
+    // The sixteen cells back in one 32-byte store (or two for float), the colour's new, the
+    // other colour's with the bits they were read with (eight 16-bit stores cost the sweep
+    // 20 % at 256^3). No thread writes the other colour in this pass, so a thread reading
+    // those cells meanwhile (for a neighbouring row) sees the same bits either way.
+    if constexpr (std::is_same<T, float>::value) {
+      // unpcklps / unpckhps (E', O) are A and B again
+      _mm256_storeu_ps(x + i, _mm256_unpacklo_ps(xn, xr));
+      _mm256_storeu_ps(x + i + 8, _mm256_unpackhi_ps(xn, xr));
+    } else {
+      const __m256i u = words8(x + i);
+      const __m256i keep = _mm256_and_si256(u, _mm256_set1_epi32(int(0xFFFF0000u)));
+      __m256i low;
+      if constexpr (words) {
+        low = _mm256_cvtepu16_epi32(mantissa::host::encode8_bits<T>(xn));
+      } else {
+        // xn encoded is [0 2 8 10 4 6 12 14] (16-bit lanes); each cell into the low half of
+        // its word: cells 0 2 4 6 (lanes 0 1 4 5) in the lower 128 bits, 8 .. 14 in the upper
+        const __m128i h = mantissa::host::encode8_bits<T>(xn);
+        const __m256i hh = _mm256_inserti128_si256(_mm256_castsi128_si256(h), h, 1);
+        const __m256i to_words =
+            _mm256_setr_epi8(0, 1, -1, -1, 2, 3, -1, -1, 8, 9, -1, -1, 10, 11, -1, -1,  //
+                             4, 5, -1, -1, 6, 7, -1, -1, 12, 13, -1, -1, 14, 15, -1, -1);
+        low = _mm256_shuffle_epi8(hh, to_words);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + i), _mm256_or_si256(keep, low));
+    }
   }
   for (std::int64_t i = e0 + 2 * m; i < n; i += 2) x[i] = update(i, inv);
   if (lo) x[0] = at_lo;
@@ -382,7 +447,7 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
         const bool is3d = s.is3d;
         const std::int64_t o = at(x, k, j, x0);
 #ifdef MANTISSA_HOST_AVX2_F16C
-        if constexpr (fused16<T> && std::is_same<C, float>::value) {
+        if constexpr ((fused16<T> || std::is_same<T, float>::value) && std::is_same<C, float>::value) {
           T* const c = xp + o;
           auto on_face = [&](std::int64_t i) {
             const std::int64_t g0 = x0 + i + s.shift[0];
@@ -395,11 +460,11 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
           const T* const zp = is3d ? c + sz : c;
           const std::int64_t e0 = start - x0;
           if (is3d)
-            rbgs_row16<true>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
-                             ihi);
+            rbgs_row_fast<true>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
+                                ihi);
           else
-            rbgs_row16<false>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
-                              ihi);
+            rbgs_row_fast<false>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
+                                 ihi);
           return;
         }
 #endif
