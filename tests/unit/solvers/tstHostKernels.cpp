@@ -1,9 +1,10 @@
 // The host row kernels (lib/mantissa/solvers/detail/HostKernels.hpp) against the point-wise
 // form of the same update (PoissonKernels.hpp, the form device back-ends run), cell by cell and
-// bit for bit: red-black Gauss-Seidel per colour, weighted Jacobi and the residual, in every
-// storage precision, 2D and 3D, odd sizes, Dirichlet and Neumann faces mixed (so the face
-// cells' own diagonals and the x-face mirrors are exercised). The host kernels reorganise the
-// loops for a CPU core; a mismatch in any bit means a cell computed another expression.
+// bit for bit: red-black Gauss-Seidel per colour, weighted Jacobi, the residual and the y / z
+// face ghost fills, in every storage precision, 2D and 3D, odd sizes, Dirichlet and Neumann
+// faces mixed (so the face cells' own diagonals and the x-face mirrors are exercised). The host
+// kernels reorganise the loops for a CPU core; a mismatch in any bit means a cell computed
+// another expression.
 #include <mantissa/solvers/Multigrid.hpp>
 #include <mantissa/solvers/PoissonSolver.hpp>
 
@@ -18,6 +19,10 @@
 #include <vector>
 
 namespace {
+// A named namespace holds the using-directives: at file scope (or in the unnamed namespace)
+// they would make mantissa::log visible to global lookup, where the stub code nvcc appends
+// calls ::log unqualified ("reference to 'log' is ambiguous").
+namespace host_kernels {
 
 using namespace mantissa;
 using namespace mantissa::solvers;
@@ -163,6 +168,36 @@ void check_kernels(const Case& c) {
     auto got = copy_of(d.x.view());
     bad += compare(tag + " rbgs colour " + std::to_string(colour), got, want, b);
   }
+  // the ghost layers of the y and z faces (whole rows on hosts), every sign and side, against
+  // the point-wise mirror
+  sd::Box all;
+  for (int a = 0; a < 3; ++a) {
+    all.lo[a] = 0;
+    all.hi[a] = std::int64_t(d.x.view().extent(std::size_t(2 - a)));
+  }
+  for (int axis = 1; axis < c.dim; ++axis)
+    for (const bool high : {false, true})
+      for (const int sign : {-1, 1, 0})
+        for (int width = 1; width <= lv.place.ghost[std::size_t(axis)]; ++width) {
+          fill_random(xh, 13 + std::uint64_t(4 * axis + 2 * sign + int(high)));
+          Kokkos::deep_copy(d.x.view(), xh);
+          const std::int64_t first = lv.place.ghost[std::size_t(axis)];
+          const std::int64_t last = first + lv.place.extent[std::size_t(axis)] - 1;
+          const std::int64_t pivot = high ? 2 * last + 1 : 2 * first - 1;
+          auto want = copy_of(d.x.view());
+          for (std::int64_t k = all.lo[2]; k < all.hi[2]; ++k)
+            for (std::int64_t j = all.lo[1]; j < all.hi[1]; ++j)
+              for (std::int64_t i = all.lo[0]; i < all.hi[0]; ++i) {
+                const std::int64_t g = axis == 1 ? j : k;
+                if (high ? (g <= last || g > last + width) : (g >= first || g < first - width)) continue;
+                want(k, j, i) = T(C(sign) * C(axis == 1 ? xh(k, pivot - j, i) : xh(pivot - k, j, i)));
+              }
+          sd::mirror_face(host, d.x.view(), axis, high, width, first, last, sign);
+          auto got = copy_of(d.x.view());
+          bad += compare(tag + " mirror axis " + std::to_string(axis) + (high ? " high" : " low") + " sign " +
+                             std::to_string(sign) + " width " + std::to_string(width),
+                         got, want, all);
+        }
   EXPECT_EQ(bad, 0) << tag;
 }
 
@@ -288,4 +323,5 @@ TEST(HostKernels, RowNormsInLaneOrderFp32) {
   check_row_norms<float>();
 }
 
+}  // namespace host_kernels
 }  // namespace

@@ -371,6 +371,31 @@ inline void mirror_row(const S& s, T* xr, std::int64_t x0, std::int64_t n) {
   if (s.mhi != C(0) && x0 + n - 1 + s.shift[0] == s.last[0]) xr[n] = T(s.mhi * C(xr[n - 1]));
 }
 
+// The ghost rows of a y (axis 1) or z (axis 2) face, box b: row (k, j) = T(s * C(row mirrored
+// across the face)), whole x rows (see detail::mirror_face).
+template <class Exec, class T, class M, class C>
+void mirror_rows(const Exec& space, const Box& b, const View3<T, M>& v, int axis, std::int64_t pivot, C s) {
+  const std::int64_t n = b.hi[0] - b.lo[0];
+  T* const vp = v.data();
+  for_rows(
+      "mantissa::solvers::Multigrid::boundary", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
+      [=] { return Rows<C, 1>(n); },
+      [=](std::int64_t k, std::int64_t j, Rows<C, 1>& rows) {
+        const T* const src = vp + at(v, axis == 2 ? pivot - k : k, axis == 1 ? pivot - j : j, b.lo[0]);
+        T* const dst = vp + at(v, k, j, b.lo[0]);
+        if constexpr (std::is_same<T, C>::value) {
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) dst[i] = s * src[i];
+        } else {
+          C* KOKKOS_RESTRICT w = rows.scratch(0);
+          decode<C>(src, w, n);
+          MANTISSA_SOLVERS_IVDEP
+          for (std::int64_t i = 0; i < n; ++i) w[i] = s * w[i];
+          encode<T>(w, dst, n);
+        }
+      });
+}
+
 // r = f - L x over the owned box (see detail::residual).
 template <class Exec, class T, class M, class S>
 void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x, const View3<T, M>& f,

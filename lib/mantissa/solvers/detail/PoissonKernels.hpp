@@ -205,6 +205,12 @@ void mirror_face(const Exec& space, const View3<T, M>& v, int axis, bool high, i
   const std::int64_t pivot = high ? 2 * last_owned + 1 : 2 * first_owned - 1;
   using C = compute_t<T>;
   const C s = C(sign);
+  if constexpr (host::is_host<Exec>()) {
+    if (axis != 0) {  // whole x rows: the cell loop decoded and encoded 16-bit storage cell by cell
+      host::mirror_rows(space, b, v, axis, pivot, s);
+      return;
+    }
+  }
   for_each_cell(
       "mantissa::solvers::Multigrid::boundary", space, b,
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
