@@ -1,10 +1,10 @@
 // The host row kernels (lib/mantissa/solvers/detail/HostKernels.hpp) against the point-wise
 // form of the same update (PoissonKernels.hpp, the form device back-ends run), cell by cell and
-// bit for bit: red-black Gauss-Seidel per colour, weighted Jacobi, the residual and the y / z
-// face ghost fills, in every storage precision, 2D and 3D, odd sizes, Dirichlet and Neumann
-// faces mixed (so the face cells' own diagonals and the x-face mirrors are exercised). The host
-// kernels reorganise the loops for a CPU core; a mismatch in any bit means a cell computed
-// another expression.
+// bit for bit: red-black Gauss-Seidel per colour, weighted Jacobi, the residual, the
+// prolongation and the y / z face ghost fills, in every storage precision, 2D and 3D, odd
+// sizes, Dirichlet and Neumann faces mixed (so the face cells' own diagonals and the x-face
+// mirrors are exercised). The host kernels reorganise the loops for a CPU core; a mismatch in
+// any bit means a cell computed another expression.
 #include <mantissa/solvers/Multigrid.hpp>
 #include <mantissa/solvers/PoissonSolver.hpp>
 
@@ -198,6 +198,51 @@ void check_kernels(const Case& c) {
                              std::to_string(sign) + " width " + std::to_string(width),
                          got, want, all);
         }
+  // x_f += scale P x_c from level 1 (random, ghosts included) into level 0, against
+  // prolong_add's point-wise form: x interpolation, then y, then z
+  if (mg.num_levels() > 1) {
+    auto& lc = mg.level(1);
+    auto& dc = std::get<Multigrid<>::LevelData<T>>(lc.data);
+    auto ch = copy_of(dc.x.view());
+    fill_random(ch, 17);
+    Kokkos::deep_copy(dc.x.view(), ch);
+    fill_random(xh, 19);
+    Kokkos::deep_copy(d.x.view(), xh);
+    const double scale = 0.375;
+    const C a = C(0.75), bw = C(0.25), ps = C(scale);
+    const std::int64_t fo[3] = {lv.place.offset[0] - lv.place.ghost[0],
+                                lv.place.offset[1] - lv.place.ghost[1],
+                                lv.place.offset[2] - lv.place.ghost[2]};
+    const std::int64_t co[3] = {lc.place.ghost[0] - lc.place.offset[0],
+                                lc.place.ghost[1] - lc.place.offset[1],
+                                lc.place.ghost[2] - lc.place.offset[2]};
+    auto want = copy_of(d.x.view());
+    for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
+      for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j)
+        for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i) {
+          const std::int64_t gi = i + fo[0], gj = j + fo[1], gk = k + fo[2];
+          const std::int64_t ci = (gi >> 1) + co[0], cj = (gj >> 1) + co[1];
+          const std::int64_t di = (gi & 1) ? 1 : -1, dj = (gj & 1) ? 1 : -1;
+          const auto along_x = [&](std::int64_t kk, std::int64_t jj) {
+            return a * C(ch(kk, jj, ci)) + bw * C(ch(kk, jj, ci + di));
+          };
+          C v;
+          if (c.dim == 3) {
+            const std::int64_t ck = (gk >> 1) + co[2], dk = (gk & 1) ? 1 : -1;
+            const C p0 = a * along_x(ck, cj) + bw * along_x(ck, cj + dj);
+            const C p1 = a * along_x(ck + dk, cj) + bw * along_x(ck + dk, cj + dj);
+            v = a * p0 + bw * p1;
+          } else {
+            v = a * along_x(k, cj) + bw * along_x(k, cj + dj);
+          }
+          want(k, j, i) = T(C(xh(k, j, i)) + ps * v);
+        }
+    sd::prolong_add(host, lv.place, lc.place, c.dim, dc.x.view(), d.x.view(), scale);
+    auto got = copy_of(d.x.view());
+    bad += compare(tag + " prolong", got, want, b);
+  } else {
+    ADD_FAILURE() << tag << ": one level only, the prolongation is not checked";
+  }
   EXPECT_EQ(bad, 0) << tag;
 }
 

@@ -619,7 +619,26 @@ void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int6
       });
 }
 
-// x_f += P x_c (see detail::prolong_add), vectorised over the fine row.
+// A chunk's scratch for prolong: the coarse rows decoded, and the last eight coarse rows
+// interpolated along x, keyed by their (k, j). A fine row needs four coarse rows ((ck, cj),
+// (ck, cj + dj), (ck + dk, cj), (ck + dk, cj + dj)), and the fine rows 2c - 1 .. 2c + 2 of a
+// plane all need coarse row c: the slot (k & 1, j & 3) keeps a row until a fine row three rows
+// on, so each coarse row is interpolated once per fine plane instead of four times.
+template <class C>
+struct ProlongRows {
+  Rows<C, 1> rows;
+  std::vector<C> t[8];
+  std::int64_t key_k[8], key_j[8];
+  explicit ProlongRows(std::int64_t n) : rows(n) {
+    for (int q = 0; q < 8; ++q) {
+      t[q].resize(std::size_t(std::max<std::int64_t>(n, 1)));
+      key_k[q] = key_j[q] = -1;  // no row yet (storage indices are >= 0)
+    }
+  }
+};
+
+// x_f += P x_c (see detail::prolong_add), vectorised over the fine row: the coarse rows
+// interpolated along x (cached, ProlongRows), then along y and z, in prolong_add's order.
 template <class Exec, class TC, class TF, class M>
 void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const std::int64_t co[3], bool is3d,
              const View3<TC, M>& xc, const View3<TF, M>& xf, double scale) {
@@ -629,26 +648,27 @@ void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const s
   const std::int64_t fo0 = fo[0], fo1 = fo[1], fo2 = fo[2], co0 = co[0], co1 = co[1], co2 = co[2];
   const TC* const cp = xc.data();
   TF* const fp = xf.data();
+  // coarse cells ci(i) = (gi >> 1) + co0 for the row's fine cells; a run from c_first - 1
+  const std::int64_t g_first = x0 + fo0, g_last = x0 + n - 1 + fo0;
+  const std::int64_t c_lo = (g_first >> 1) + co0 - 1, c_n = ((g_last >> 1) + co0 + 1) - c_lo + 1;
   for_rows(
       "mantissa::solvers::Multigrid::prolong", space, fb.lo[2], fb.hi[2], fb.lo[1], fb.hi[1],
-      [=] { return Rows<C, 8>(n + 4); },
-      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+      [=] { return ProlongRows<C>(std::max(n, c_n) + 4); },
+      [=](std::int64_t k, std::int64_t j, ProlongRows<C>& sc) {
         const C a = C(0.75), bw = C(0.25);
         const std::int64_t gj = j + fo1, cj = (gj >> 1) + co1, dj = (gj & 1) ? 1 : -1;
         const std::int64_t gk = k + fo2, ck = is3d ? (gk >> 1) + co2 : k, dk = (gk & 1) ? 1 : -1;
-        // coarse cells ci(i) = (gi >> 1) + co0 for the row's fine cells; a run from c_first - 1
-        const std::int64_t g_first = x0 + fo0, g_last = x0 + n - 1 + fo0;
-        const std::int64_t c_lo = (g_first >> 1) + co0 - 1, c_n = ((g_last >> 1) + co0 + 1) - c_lo + 1;
-        // t_r[i] = a X_r(ci) + b X_r(ci + di) for the 2 (2D) or 4 (3D) coarse rows
-        C* t[4] = {rows.scratch(4), rows.scratch(5), rows.scratch(6), rows.scratch(7)};
-        const std::int64_t crow[4][2] = {{ck, cj}, {ck, cj + dj}, {ck + dk, cj}, {ck + dk, cj + dj}};
-        const int nrows = is3d ? 4 : 2;
-        // fine cells 2c (left neighbour c - 1) and 2c + 1 (right neighbour c + 1) of coarse c
-        const std::int64_t off = co0 - c_lo;  // X[c + off] is coarse global cell c
-        const std::int64_t c_first = (g_first + 1) >> 1, c_end = (g_last + 1) >> 1;  // pairs
-        for (int r = 0; r < nrows; ++r) {
-          const C* KOKKOS_RESTRICT X = rows.get(r, cp + at(xc, crow[r][0], crow[r][1], c_lo), c_n);
-          C* KOKKOS_RESTRICT tr = t[r];
+        // t[i] = a X(ci) + b X(ci + di) along coarse row (rk, rj)
+        const auto interpolated = [&](std::int64_t rk, std::int64_t rj) -> const C* {
+          const int q = int(((rk & 1) << 2) | (rj & 3));
+          C* KOKKOS_RESTRICT tr = sc.t[q].data();
+          if (sc.key_k[q] == rk && sc.key_j[q] == rj) return tr;
+          sc.key_k[q] = rk;
+          sc.key_j[q] = rj;
+          const C* KOKKOS_RESTRICT X = sc.rows.get(0, cp + at(xc, rk, rj, c_lo), c_n);
+          // fine cells 2c (left neighbour c - 1) and 2c + 1 (right neighbour c + 1) of coarse c
+          const std::int64_t off = co0 - c_lo;  // X[c + off] is coarse global cell c
+          const std::int64_t c_first = (g_first + 1) >> 1, c_end = (g_last + 1) >> 1;  // pairs
           if (g_first & 1) {  // the row starts on an odd fine cell
             const std::int64_t c = g_first >> 1;
             tr[0] = a * X[c + off] + bw * X[c + off + 1];
@@ -663,32 +683,51 @@ void prolong(const Exec& space, const Box& fb, const std::int64_t fo[3], const s
             const std::int64_t c = g_last >> 1;
             tr[g_last - g_first] = a * X[c + off] + bw * X[c + off - 1];
           }
+          return tr;
+        };
+        const C* KOKKOS_RESTRICT t0 = interpolated(ck, cj);
+        const C* KOKKOS_RESTRICT t1 = interpolated(ck, cj + dj);
+        const C* KOKKOS_RESTRICT t2 = is3d ? interpolated(ck + dk, cj) : t0;
+        const C* KOKKOS_RESTRICT t3 = is3d ? interpolated(ck + dk, cj + dj) : t1;
+        TF* const row = fp + at(xf, k, j, x0);
+        std::int64_t i = 0;
+#ifdef MANTISSA_HOST_AVX2_F16C
+        if constexpr (fused16<TF> && std::is_same<C, float>::value) {
+          // 16-bit fine rows decoded and encoded in registers (LowPrecisionHost.hpp)
+          const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(bw), vs = _mm256_set1_ps(ps);
+          const auto lerp = [&](const C* u, const C* v) {
+            return _mm256_add_ps(_mm256_mul_ps(va, _mm256_loadu_ps(u + i)),
+                                 _mm256_mul_ps(vb, _mm256_loadu_ps(v + i)));
+          };
+          for (; i + 8 <= n; i += 8) {
+            const __m256 p =
+                is3d ? _mm256_add_ps(_mm256_mul_ps(va, lerp(t0, t1)), _mm256_mul_ps(vb, lerp(t2, t3)))
+                     : lerp(t0, t1);
+            mantissa::host::encode8(_mm256_add_ps(mantissa::host::decode8(row + i), _mm256_mul_ps(vs, p)),
+                                    row + i);
+          }
         }
-        const std::int64_t o = at(xf, k, j, x0);
-        const C* KOKKOS_RESTRICT t0 = t[0];
-        const C* KOKKOS_RESTRICT t1 = t[1];
-        const C* KOKKOS_RESTRICT t2 = t[2];
-        const C* KOKKOS_RESTRICT t3 = t[3];
+#endif
         // out[i] = old[i] + the prolonged correction; in place when the fine level stores C
-        auto add = [&](const C* old, C* out) {
+        if constexpr (std::is_same<TF, C>::value) {
+          C* KOKKOS_RESTRICT out = row;
           if (is3d) {
             MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) {
+            for (; i < n; ++i) {
               const C p0 = a * t0[i] + bw * t1[i];
               const C p1 = a * t2[i] + bw * t3[i];
-              out[i] = old[i] + ps * (a * p0 + bw * p1);
+              out[i] = out[i] + ps * (a * p0 + bw * p1);
             }
           } else {
             MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) out[i] = old[i] + ps * (a * t0[i] + bw * t1[i]);
+            for (; i < n; ++i) out[i] = out[i] + ps * (a * t0[i] + bw * t1[i]);
           }
-        };
-        if constexpr (std::is_same<TF, C>::value) {
-          add(fp + o, fp + o);
         } else {
-          C* const out = rows.scratch(3);
-          add(rows.get(2, fp + o, n), out);
-          encode<TF>(out, fp + o, n);
+          for (; i < n; ++i) {
+            const C p =
+                is3d ? a * (a * t0[i] + bw * t1[i]) + bw * (a * t2[i] + bw * t3[i]) : a * t0[i] + bw * t1[i];
+            row[i] = TF(C(row[i]) + ps * p);
+          }
         }
       });
 }
