@@ -1,10 +1,10 @@
 // The host row kernels (lib/mantissa/solvers/detail/HostKernels.hpp) against the point-wise
 // form of the same update (PoissonKernels.hpp, the form device back-ends run), cell by cell and
 // bit for bit: red-black Gauss-Seidel per colour, weighted Jacobi, the residual, the
-// prolongation and the y / z face ghost fills, in every storage precision, 2D and 3D, odd
-// sizes, Dirichlet and Neumann faces mixed (so the face cells' own diagonals and the x-face
-// mirrors are exercised). The host kernels reorganise the loops for a CPU core; a mismatch in
-// any bit means a cell computed another expression.
+// restriction, the prolongation and the y / z face ghost fills, in every storage precision, 2D
+// and 3D, odd sizes, Dirichlet and Neumann faces mixed (so the face cells' own diagonals and the
+// x-face mirrors are exercised). The host kernels reorganise the loops for a CPU core; a
+// mismatch in any bit means a cell computed another expression.
 #include <mantissa/solvers/Multigrid.hpp>
 #include <mantissa/solvers/PoissonSolver.hpp>
 
@@ -240,6 +240,38 @@ void check_kernels(const Case& c) {
     sd::prolong_add(host, lv.place, lc.place, c.dim, dc.x.view(), d.x.view(), scale);
     auto got = copy_of(d.x.view());
     bad += compare(tag + " prolong", got, want, b);
+
+    // f_c = scale R r_f (full weighting) from level 0's r (random, ghosts included), against
+    // restrict_full_weighting's point-wise form: per fine column the (y, z)-weighted sum, then x
+    auto rh = copy_of(d.r.view());
+    fill_random(rh, 23);
+    Kokkos::deep_copy(d.r.view(), rh);
+    const std::int64_t base[3] = {
+        2 * (lc.place.offset[0] - lc.place.ghost[0]) - lv.place.offset[0] + lv.place.ghost[0],
+        2 * (lc.place.offset[1] - lc.place.ghost[1]) - lv.place.offset[1] + lv.place.ghost[1],
+        2 * (lc.place.offset[2] - lc.place.ghost[2]) - lv.place.offset[2] + lv.place.ghost[2]};
+    const C w[4] = {C(0.125), C(0.375), C(0.375), C(0.125)};
+    auto fwant = copy_of(dc.f.view());
+    const sd::Box cb = lc.place.owned();
+    for (std::int64_t k = cb.lo[2]; k < cb.hi[2]; ++k)
+      for (std::int64_t j = cb.lo[1]; j < cb.hi[1]; ++j)
+        for (std::int64_t i = cb.lo[0]; i < cb.hi[0]; ++i) {
+          const std::int64_t fi = 2 * i + base[0] - 1, fj = 2 * j + base[1] - 1;
+          const std::int64_t fk = c.dim == 3 ? 2 * k + base[2] - 1 : k;
+          const int planes = c.dim == 3 ? 4 : 1;
+          C acc = C(0);
+          for (int a2 = 0; a2 < 4; ++a2) {
+            C col = C(0);
+            for (int pz = 0; pz < planes; ++pz)
+              for (int py = 0; py < 4; ++py)
+                col += (c.dim == 3 ? w[pz] * w[py] : w[py]) * C(rh(fk + pz, fj + py, fi + a2));
+            acc += w[a2] * col;
+          }
+          fwant(k, j, i) = T(C(scale) * acc);
+        }
+    sd::restrict_full_weighting(host, lv.place, lc.place, c.dim, scale, d.r.view(), dc.f.view());
+    auto fgot = copy_of(dc.f.view());
+    bad += compare(tag + " restrict", fgot, fwant, cb);
   } else {
     ADD_FAILURE() << tag << ": one level only, the prolongation is not checked";
   }

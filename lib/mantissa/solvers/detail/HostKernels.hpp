@@ -595,15 +595,65 @@ void restrict_fw(const Exec& space, const Box& cb, std::int64_t base0, std::int6
         const std::int64_t fk = is3d ? 2 * k + base2 - 1 : k;
         const std::int64_t len = 2 * n + 2;  // fine cells 2I-1 .. 2I+2 of the row's coarse cells
         C* KOKKOS_RESTRICT col = rows.scratch(1);
-        for (std::int64_t e = 0; e < len; ++e) col[e] = C(0);
         const int planes = is3d ? 4 : 1;
-        for (int c = 0; c < planes; ++c)
-          for (int bb = 0; bb < 4; ++bb) {
-            const C* KOKKOS_RESTRICT q = rows.get(0, rp + at(rf, fk + c, fj + bb, fi), len);
-            const C wcb = is3d ? w[c] * w[bb] : w[bb];
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t e = 0; e < len; ++e) col[e] += wcb * q[e];
+        // col[e] = 0 + w_00 q_00[e] + w_01 q_01[e] + ... over planes c and rows bb in that order,
+        // eight fine rows per pass (two planes), each row read where it lies (16-bit: decoded in
+        // registers); sixteen passes of one row each loaded and stored col sixteen times.
+        for (int c0 = 0; c0 < planes; c0 += 2) {
+          const int nr = planes == 1 ? 4 : 8;
+          const TF* q[8];
+          C wq[8];
+          for (int r = 0; r < 8; ++r) {
+            const int c = c0 + (r < nr ? r / 4 : 0), bb = r % 4;
+            q[r] = rp + at(rf, fk + c, fj + bb, fi);
+            wq[r] = is3d ? w[c] * w[bb] : w[bb];
           }
+          const bool first = c0 == 0;
+          std::int64_t e = 0;
+#ifdef MANTISSA_HOST_AVX2_F16C
+          if constexpr (fused16<TF> && std::is_same<C, float>::value) {
+            __m256 vw[8];
+            for (int r = 0; r < 8; ++r) vw[r] = _mm256_set1_ps(wq[r]);
+            for (; e + 8 <= len; e += 8) {
+              __m256 t = first ? _mm256_setzero_ps() : _mm256_loadu_ps(col + e);
+              for (int r = 0; r < nr; ++r)
+                t = _mm256_add_ps(t, _mm256_mul_ps(vw[r], mantissa::host::decode8(q[r] + e)));
+              _mm256_storeu_ps(col + e, t);
+            }
+          }
+#endif
+          if constexpr (std::is_same<TF, C>::value) {
+            if (nr == 8) {
+              const C* KOKKOS_RESTRICT q0 = q[0];
+              const C* KOKKOS_RESTRICT q1 = q[1];
+              const C* KOKKOS_RESTRICT q2 = q[2];
+              const C* KOKKOS_RESTRICT q3 = q[3];
+              const C* KOKKOS_RESTRICT q4 = q[4];
+              const C* KOKKOS_RESTRICT q5 = q[5];
+              const C* KOKKOS_RESTRICT q6 = q[6];
+              const C* KOKKOS_RESTRICT q7 = q[7];
+              MANTISSA_SOLVERS_IVDEP
+              for (std::int64_t m = e; m < len; ++m) {
+                C t = first ? C(0) : col[m];
+                t += wq[0] * q0[m];
+                t += wq[1] * q1[m];
+                t += wq[2] * q2[m];
+                t += wq[3] * q3[m];
+                t += wq[4] * q4[m];
+                t += wq[5] * q5[m];
+                t += wq[6] * q6[m];
+                t += wq[7] * q7[m];
+                col[m] = t;
+              }
+              continue;
+            }
+          }
+          for (std::int64_t m = e; m < len; ++m) {
+            C t = first ? C(0) : col[m];
+            for (int r = 0; r < nr; ++r) t += wq[r] * C(q[r][m]);
+            col[m] = t;
+          }
+        }
         TC* const dst = cp + at(fc, k, j, x0);
         C* KOKKOS_RESTRICT out = std::is_same<TC, C>::value ? reinterpret_cast<C*>(dst) : rows.scratch(2);
         MANTISSA_SOLVERS_IVDEP
