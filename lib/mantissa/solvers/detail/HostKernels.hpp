@@ -8,9 +8,15 @@
 //   one view may alias the closure's pointers, so GCC reloaded them per cell and did not
 //   vectorise (measured: the fp32 residual ran at the fp64 one's cell rate, docs/performance.md);
 // - 16-bit storage decoded to the compute type once per row (bf16: a shift; fp16: F16C where
-//   the compiler targets it) and encoded once per row with the constructor's rounding rule;
-// - red-black Gauss-Seidel computes a whole row and writes only the cells of the colour it
-//   updates (it reads the other colour's), so rows may run on any thread without a race.
+//   the compiler targets it) and encoded once per row with the constructor's rounding rule; on
+//   AVX2 + F16C the hot rows (residual, red-black sweep, prolongation, restriction, the entry)
+//   decode, compute and encode eight cells in registers instead;
+// - red-black Gauss-Seidel writes only the cells of the colour it updates (it reads the other
+//   colour's), so rows may run on any thread without a race; fp64 (and fp32 / 16-bit without
+//   AVX2) computes the whole row and stores the colour's cells, fp32 and 16-bit on AVX2 compute
+//   the colour's cells only (rbgs_row_fast);
+// - the prolongation keeps the coarse rows it has interpolated along x for the next fine rows,
+//   the restriction sums eight fine rows per pass over its column buffer.
 //
 // Work is split into a few chunks of rows per thread; each chunk owns its row scratch.
 // Host only: nothing here is compiled for or called from device code.
