@@ -15,6 +15,10 @@
 #include <vector>
 
 namespace {
+// A named namespace holds the using-directives: at file scope (or in the unnamed namespace)
+// they would make mantissa::log visible to global lookup, where the stub code nvcc appends
+// calls ::log unqualified ("reference to 'log' is ambiguous").
+namespace cfd_deck {
 
 using namespace mantissa;
 using namespace mantissa::cfd;
@@ -77,4 +81,5 @@ TEST(CfdDeck, SweepsOutOfRangeAreRefused) {
   }
 }
 
+}  // namespace cfd_deck
 }  // namespace
