@@ -15,7 +15,9 @@
 // do not count in it); the CPU columns are the ones to compare under load.
 //
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-pfmg-alone] [--no-kernels]
-//   [--no-breakdown] [--history]   (--history: each variant's residual after every iteration, once)
+//   [--no-breakdown] [--history] [--rhs smooth|broadband]
+//                          (--history: each variant's residual after every iteration, once;
+//                          --rhs: see fill_rhs, default smooth)
 //                          [--only "fp64;fp32;fp64@2;fp32@2;fp32+k32"]   (@2: V(2,2) instead of V(1,1);
 //                          +k32: the CG's search direction in fp32, SolverOptions::krylov_storage;
 //                          ^f: F-cycles instead of V-cycles, e.g. "fp16^f@2")
@@ -141,7 +143,12 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
   }
 }
 
-void fill_rhs(const Decomposition& decomp, Field<double>& b) {
+// The right-hand side. smooth: the smoothest mode plus one more (a few modes: the fp64 CG
+// resolves them within its first three iterations, which no rounding-limited inner precision
+// does). broadband: the same plus a value in [-1, 1) per cell times 3 pi^2, a function of the
+// global cell index only (the same at any rank count), so every mode of the grid is present, as
+// in a projection method's right-hand side (the divergence of an intermediate velocity).
+void fill_rhs(const Decomposition& decomp, Field<double>& b, bool broadband) {
   const auto& g = decomp.grid();
   auto h = Kokkos::create_mirror_view(b.view());
   const auto o = decomp.offset(), e = decomp.extent();
@@ -150,8 +157,18 @@ void fill_rhs(const Decomposition& decomp, Field<double>& b) {
       for (std::int64_t i = 0; i < e[0]; ++i) {
         const double x = (double(o[0] + i) + 0.5) * g.spacing[0], y = (double(o[1] + j) + 0.5) * g.spacing[1],
                      z = (double(o[2] + k) + 0.5) * g.spacing[2];
-        h(k + 1, j + 1, i + 1) = 3 * pi * pi * std::sin(pi * x) * std::sin(pi * y) * std::sin(pi * z) +
-                                 std::sin(17.0 * x + 3.0 * y * z);  // not only the smoothest mode
+        double v = 3 * pi * pi * std::sin(pi * x) * std::sin(pi * y) * std::sin(pi * z) +
+                   std::sin(17.0 * x + 3.0 * y * z);  // not only the smoothest mode
+        if (broadband) {
+          // splitmix64 of the global index
+          std::uint64_t u = std::uint64_t((o[2] + k) * g.n[1] + (o[1] + j)) * std::uint64_t(g.n[0]) +
+                            std::uint64_t(o[0] + i) + 0x9E3779B97F4A7C15ULL;
+          u = (u ^ (u >> 30)) * 0xBF58476D1CE4E5B9ULL;
+          u = (u ^ (u >> 27)) * 0x94D049BB133111EBULL;
+          u ^= u >> 31;
+          v += 3 * pi * pi * (double(u >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+        }
+        h(k + 1, j + 1, i + 1) = v;
       }
   Kokkos::deep_copy(b.view(), h);
 }
@@ -319,7 +336,7 @@ int bench_main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::int64_t n = 128;
   int reps = 3;
-  bool hypre = true, kernels = true, breakdown = true, pfmg_alone = true, history = false;
+  bool hypre = true, kernels = true, breakdown = true, pfmg_alone = true, history = false, broadband = false;
   std::vector<std::string> variants{"fp64", "fp32", "progressive_bf16", "progressive_fp16",
                                     "bf16", "fp16", "fp32/refinement",  "progressive_bf16/refinement"};
   for (int a = 1; a < argc; ++a) {
@@ -337,7 +354,15 @@ int bench_main(int argc, char** argv) {
       breakdown = false;
     else if (!std::strcmp(argv[a], "--history"))
       history = true;
-    else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) {
+    else if (!std::strcmp(argv[a], "--rhs") && a + 1 < argc) {
+      const std::string r = argv[++a];
+      if (r != "smooth" && r != "broadband") {
+        std::fprintf(stderr, "mantissa_bench_solvers: --rhs %s: use smooth or broadband\n", r.c_str());
+        MPI_Finalize();
+        return 2;
+      }
+      broadband = r == "broadband";
+    } else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) {
       variants.clear();
       std::string list = argv[++a];
       for (std::size_t p = 0; p <= list.size();) {
@@ -359,10 +384,10 @@ int bench_main(int argc, char** argv) {
     Decomposition decomp(MPI_COMM_WORLD, g);
     if (g_rank == 0)
       std::printf(
-          "Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, relative residual 1e-10; %d ranks x %d "
-          "threads, "
-          "best and median of %d solves after a warm-up\n",
-          (long long)n, size, Kokkos::DefaultExecutionSpace().concurrency(), reps);
+          "Poisson 7-point 3D, %lld^3 cells, Dirichlet faces, %s right-hand side, relative residual 1e-10; "
+          "%d ranks x %d threads, best and median of %d solves after a warm-up\n",
+          (long long)n, broadband ? "broadband" : "smooth", size,
+          Kokkos::DefaultExecutionSpace().concurrency(), reps);
     const double triad = stream_triad_gbs();
     if (g_rank == 0) std::printf("STREAM triad (same run): %.2f GB/s\nkernels on the finest level:\n", triad);
     if (kernels) {
@@ -373,7 +398,7 @@ int bench_main(int argc, char** argv) {
     }
 
     Field<double> b("mantissa::bench::b", decomp, 1), x("mantissa::bench::x", decomp, 1);
-    fill_rhs(decomp, b);
+    fill_rhs(decomp, b, broadband);
     std::vector<Row> rows;
     // Every variant's solver first, then the repetitions round-robin over the variants, so a
     // change of the shared machine's load falls on all of them alike; the ratios use the best
