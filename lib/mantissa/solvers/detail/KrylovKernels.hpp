@@ -18,11 +18,14 @@ struct NormMax {
     if (o.max > max) max = o.max;
     return *this;
   }
+#if MANTISSA_KOKKOS_VOLATILE_JOIN
+  // Kokkos 3.x only (core/KokkosCompat.hpp): C++20 deprecates compound assignment to volatile.
   KOKKOS_INLINE_FUNCTION void operator+=(const volatile NormMax& o) volatile {
     sum2 += o.sum2;
     sum += o.sum;
     if (o.max > max) max = o.max;
   }
+#endif
   KOKKOS_INLINE_FUNCTION void add(const double v) {
     sum2 += v * v;
     sum += v;

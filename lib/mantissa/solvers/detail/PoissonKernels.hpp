@@ -110,9 +110,12 @@ struct Sums {
     for (int n = 0; n < N; ++n) v[n] += o.v[n];
     return *this;
   }
+#if MANTISSA_KOKKOS_VOLATILE_JOIN
+  // Kokkos 3.x only (core/KokkosCompat.hpp): C++20 deprecates compound assignment to volatile.
   KOKKOS_INLINE_FUNCTION void operator+=(const volatile Sums& o) volatile {
     for (int n = 0; n < N; ++n) v[n] += o.v[n];
   }
+#endif
 };
 
 // The operator's coefficients in compute type C, and what a smoother needs to find the true
