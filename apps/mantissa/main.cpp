@@ -6,7 +6,8 @@
 //   mantissa deck-doc
 //   mantissa --help | SUB --help | --version | --kokkos-help
 // User errors print "mantissa: error: <message>" once and every rank exits 1. --help and
-// --version print mantissa's text only and exit 0. Arguments starting with --kokkos- go to
+// --version print mantissa's text only and exit 0; --kokkos-help prints Kokkos' options (once,
+// whatever the rank count) and exits 0, with or without a subcommand. Arguments starting with --kokkos- go to
 // Kokkos; Kokkos is initialised only for the subcommands that use it (run, info).
 #include "Check.hpp"
 #include "Estimate.hpp"
@@ -196,6 +197,22 @@ int mantissa_main(int argc, char** argv) {
   int rc = 0;
   {
     SplitArgs args = split_args(argc, argv);
+    // --kokkos-help prints Kokkos' option list and ends the job, as --help does. Kokkos 4's
+    // initialize ends the process itself after printing it (std::exit(EXIT_SUCCESS)); 3.4
+    // returns. So every rank finishes MPI first and rank 0 alone then hands Kokkos the flag:
+    // one listing and exit status 0 with either, and no rank left without MPI_Finalize.
+    if (args.kokkos_help) {
+      MPI_Finalize();
+      if (rank == 0) {
+        mantissa::app::apply_default_openmp_binding();
+        std::string help_flag = "--kokkos-help";
+        args.kokkos.push_back(help_flag.data());
+        int kargc = static_cast<int>(args.kokkos.size());
+        args.kokkos.push_back(nullptr);
+        const Kokkos::ScopeGuard guard(kargc, args.kokkos.data());
+      }
+      return 0;
+    }
     CLI::App app{"mantissa: FP64 physics, lower precisions and transformer surrogates, side by side"};
     app.require_subcommand(1);
     app.set_version_flag("--version",
@@ -265,28 +282,23 @@ int mantissa_main(int argc, char** argv) {
     auto* doc =
         app.add_subcommand("deck-doc", "Print the deck reference (Markdown) generated from the schema");
 
-    std::string help_flag = "--kokkos-help";
     std::optional<Kokkos::ScopeGuard> kokkos;  // finalised after settle(), as MPI is after it
     bool failed = false;
     bool parsed = false;
     std::string message;
     try {
-      // `mantissa --kokkos-help` alone needs no subcommand.
-      if (!(args.kokkos_help && args.app.size() == 1)) {
-        try {
-          app.parse(static_cast<int>(args.app.size()), args.app.data());
-          parsed = true;
-        } catch (const CLI::ParseError& e) {
-          // The same on every rank: rank 0 prints usage, help, version or the parse error;
-          // --help and --version exit 0 and run nothing.
-          rc = rank == 0 ? app.exit(e) : e.get_exit_code();
-        }
+      try {
+        app.parse(static_cast<int>(args.app.size()), args.app.data());
+        parsed = true;
+      } catch (const CLI::ParseError& e) {
+        // The same on every rank: rank 0 prints usage, help, version or the parse error;
+        // --help and --version exit 0 and run nothing.
+        rc = rank == 0 ? app.exit(e) : e.get_exit_code();
       }
       // Kokkos only where it is used: help, version, check and deck-doc start no back-end
       // (and so print none of its start-up messages).
-      if (rc == 0 && (args.kokkos_help || (parsed && (*run || *info || *predict)))) {
+      if (rc == 0 && parsed && (*run || *info || *predict)) {
         mantissa::app::apply_default_openmp_binding();
-        if (args.kokkos_help && rank == 0) args.kokkos.push_back(help_flag.data());
         int kargc = static_cast<int>(args.kokkos.size());
         args.kokkos.push_back(nullptr);
         // Kokkos 4's ScopeGuard is [[nodiscard]]; the guard lives in the optional.
