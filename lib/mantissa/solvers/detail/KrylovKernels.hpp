@@ -324,19 +324,19 @@ NormMax update_r(const Exec& space, const Placement& pl, double alpha, const Vie
 // The CG's r update fused with the multigrid's entry (one pass instead of four: the r update,
 // the conversion of r into level 0's right-hand side, the zeroing of level 0's x, and the first
 // red half-sweep of the pre-smoothing): r -= a Ap with the norms of the new r (as update_r),
-// f0 = T(r) unscaled (level 0 is fp64 or fp32 here; 16-bit levels below get the residual scale
-// where they start, Multigrid::set_coarse_scale), and x0 = the red half-sweep from a zero guess
-// (red: global index sum even; x = 0 + (f - D 0 + 0) / D_cell, rbgs's arithmetic with every
+// f0 = T(scale r) with detail::load_entry's arithmetic, and x0 = the red half-sweep from a zero
+// guess (red: global index sum even; x = 0 + (f - D 0 + 0) / D_cell, rbgs's arithmetic with every
 // neighbour 0), black cells 0. x0's ghosts are left: every later read of them follows a fill.
-// s: level 0's stencil (storage of f0, x0 at placement px).
+// s: level 0's stencil (storage of f0, x0 at placement px). An fp64 or fp32 level 0 is loaded
+// unscaled (scale 1; 16-bit levels below get the residual scale where they start,
+// Multigrid::set_coarse_scale). A 16-bit level 0 needs 1 / max|r| of the r this pass writes:
+// the caller passes a predicted scale and checks it against the returned max.
 template <class Exec, class K, class T, class M>
 NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, const View3<K, M>& r,
                        const View3<K, M>& ap, const Placement& px, const Stencil<compute_t<T>>& s,
-                       const View3<T, M>& f0, const View3<T, M>& x0) {
-  using C = compute_t<T>;
-  static_assert(
-      std::is_same<T, double>::value || std::is_same<T, float>::value,
-      "update_r_entry: level 0 must be fp64 or fp32 (a 16-bit level 0 takes the scaled load_entry)");
+                       const View3<T, M>& f0, const View3<T, M>& x0, double scale) {
+  using CV = pair_compute_t<K, T>;
+  const CV sc = CV(scale);
   NormMax nm;
   const K a = K(alpha);
   const EntryAt e(pl, px);
@@ -360,9 +360,7 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
           MANTISSA_SOLVERS_IVDEP
           for (std::int64_t i = 0; i < n; ++i) rr[i] = rr[i] - a * ar[i];
           host::norms_of_row(rr, n, acc);
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) fr[i] = T(C(rr[i]));
-          host::entry_x_row(s, fr, xr, n, k + dz, j + dy, i0 + dx, e.red(k, j, i0));
+          host::entry_of_row<K, T>(s, rr, sc, fr, xr, n, k + dz, j + dy, i0 + dx, e.red(k, j, i0));
         },
         nm);
     return nm;
@@ -373,7 +371,7 @@ NormMax update_r_entry(const Exec& space, const Placement& pl, double alpha, con
         const K t = r(k, j, i) - a * ap(k, j, i);
         r(k, j, i) = t;
         acc.add(double(t));
-        const T fv = T(C(t));
+        const T fv = T(sc * CV(t));
         e(s, f0, x0, k, j, i, fv);
       },
       nm);

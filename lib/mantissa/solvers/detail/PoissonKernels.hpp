@@ -460,6 +460,33 @@ struct EntryAt {
   }
 };
 
+namespace host {
+// One row of the multigrid's entry from an up-to-date residual row rr: fr = T(scale r) with
+// detail::convert's arithmetic, then xr = the red half-sweep from zero (host::entry_x_row).
+// (k, j, i0): the row's first cell in level 0's storage; red as there.
+template <class K, class T, class S>
+inline void entry_of_row(const S& s, const K* KOKKOS_RESTRICT rr, const pair_compute_t<K, T> sc,
+                         T* KOKKOS_RESTRICT fr, T* KOKKOS_RESTRICT xr, std::int64_t n, std::int64_t k,
+                         std::int64_t j, std::int64_t i0, std::int64_t red) {
+  using CV = pair_compute_t<K, T>;
+  std::int64_t i = 0;
+#ifdef MANTISSA_HOST_AVX2_F16C
+  if constexpr (fused16<T> && std::is_same<K, double>::value) {
+    // float(r) per cell (cvtpd_ps rounds as the conversion does), times scale, encoded
+    const __m256 vs = _mm256_set1_ps(sc);
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v =
+          _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(rr + i + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(rr + i)));
+      mantissa::host::encode8(_mm256_mul_ps(vs, v), fr + i);
+    }
+  }
+#endif
+  MANTISSA_SOLVERS_IVDEP
+  for (; i < n; ++i) fr[i] = T(sc * CV(rr[i]));
+  entry_x_row(s, fr, xr, n, k, j, i0, red);
+}
+}  // namespace host
+
 // The multigrid's entry from a residual r that is already up to date (update_r wrote it), for
 // any level-0 storage, 16-bit included: f0 = T(scale r) with detail::convert's arithmetic, and
 // x0 = the red half-sweep from a zero guess as update_r_entry writes it. One pass instead of
@@ -483,24 +510,9 @@ void load_entry(const Exec& space, const Placement& pl, const View3<K, M>& r, do
         "mantissa::solvers::Multigrid::load_entry", space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1],
         [] { return 0; },
         [=](std::int64_t k, std::int64_t j, int) {
-          const K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
           const std::int64_t ox = host::at(x0, k + dz, j + dy, i0 + dx);
-          T* KOKKOS_RESTRICT fr = fp + ox;
-          std::int64_t i = 0;
-#ifdef MANTISSA_HOST_AVX2_F16C
-          if constexpr (host::fused16<T> && std::is_same<K, double>::value) {
-            // float(r) per cell (cvtpd_ps rounds as the conversion does), times scale, encoded
-            const __m256 vs = _mm256_set1_ps(sc);
-            for (; i + 8 <= n; i += 8) {
-              const __m256 v = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(rr + i + 4)),
-                                               _mm256_cvtpd_ps(_mm256_loadu_pd(rr + i)));
-              mantissa::host::encode8(_mm256_mul_ps(vs, v), fr + i);
-            }
-          }
-#endif
-          MANTISSA_SOLVERS_IVDEP
-          for (; i < n; ++i) fr[i] = T(sc * CV(rr[i]));
-          host::entry_x_row(s, fr, xp + ox, n, k + dz, j + dy, i0 + dx, e.red(k, j, i0));
+          host::entry_of_row<K, T>(s, rp + host::at(r, k, j, i0), sc, fp + ox, xp + ox, n, k + dz, j + dy,
+                                   i0 + dx, e.red(k, j, i0));
         });
     return;
   }
