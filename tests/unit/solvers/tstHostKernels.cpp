@@ -412,5 +412,73 @@ TEST(HostKernels, RowNormsInLaneOrderFp32) {
   check_row_norms<float>();
 }
 
+// The CG's dots of the preconditioned residual z = zs x (x: level 0's row in its compute type C)
+// with r and Ap, and the three sums of the singular projection, against their definition as for
+// the norms above. The host computes them as vectors; a lane out of order, a product rounded in
+// another type, or a missing remainder changes the bits of alpha and beta.
+template <class C>
+void check_row_dots() {
+  constexpr int L = sd::host::lanes;
+  for (const std::int64_t n : {std::int64_t(0), std::int64_t(5), std::int64_t(8), std::int64_t(13),
+                               std::int64_t(64), std::int64_t(203), std::int64_t(1000), std::int64_t(4099)}) {
+    std::vector<C> x(std::size_t(n) + 1);
+    std::vector<double> r(std::size_t(n) + 1), a(std::size_t(n) + 1);
+    std::uint64_t seed = 777 + std::uint64_t(n);
+    auto next = [&seed](int decades) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      const double u = double(seed >> 11) * (1.0 / 9007199254740992.0);
+      return (u - 0.5) * std::pow(10.0, double((seed >> 3) % std::uint64_t(decades)) - 2.0);
+    };
+    // magnitudes within two decades: each lane's sum rounds at nearly every add, so another
+    // order of the lanes or of their final sum changes the bits
+    for (std::size_t q = 0; q < x.size(); ++q) {
+      x[q] = C(next(2));
+      r[q] = next(2);
+      a[q] = next(2);
+    }
+    const C zs = C(0.37109375 * 3.0);
+    double s[5][L] = {};
+    std::int64_t i = 0;
+    for (; i + L <= n; i += L)
+      for (int l = 0; l < L; ++l) {
+        const auto q = std::size_t(i + l);
+        const C zc = zs * x[q];
+        const double z = double(zc);
+        s[0][l] += z * r[q];
+        s[1][l] += z * a[q];
+        s[2][l] += z;
+        s[3][l] += r[q];
+        s[4][l] += a[q];
+      }
+    for (; i < n; ++i) {
+      const auto q = std::size_t(i);
+      const C zc = zs * x[q];
+      const double z = double(zc);
+      s[0][0] += z * r[q];
+      s[1][0] += z * a[q];
+      s[2][0] += z;
+      s[3][0] += r[q];
+      s[4][0] += a[q];
+    }
+    sd::Sums<5> want;
+    for (int v = 0; v < 5; ++v)
+      for (int l = 0; l < L; ++l) want.v[v] += s[v][l];
+    sd::Sums<5> five, two;
+    const double* ap = a.data();
+    sd::five_sums_of_row<double>(
+        x.data(), zs, r.data(), [ap](std::int64_t q) { return ap[q]; }, n, five);
+    sd::two_dots_of_row<double>(x.data(), zs, r.data(), a.data(), n, two);
+    for (int v = 0; v < 5; ++v) EXPECT_EQ(bits_of(five.v[v]), bits_of(want.v[v])) << "sum " << v << ", n = " << n;
+    for (int v = 0; v < 2; ++v) EXPECT_EQ(bits_of(two.v[v]), bits_of(want.v[v])) << "dot " << v << ", n = " << n;
+  }
+}
+
+TEST(HostKernels, RowDotsInLaneOrderFp64Level) {
+  check_row_dots<double>();
+}
+TEST(HostKernels, RowDotsInLaneOrderFp32Level) {
+  check_row_dots<float>();
+}
+
 }  // namespace host_kernels
 }  // namespace

@@ -85,6 +85,22 @@ inline void load_lanes(const K* v, LaneVector& out) {
     for (int l = 0; l < lanes / 2; ++l) out[l] = double(v[l]);
   }
 }
+
+// out = double(zs * x[l]) for l in [0, lanes / 2), the product in C: z as the CG reads it from
+// the multigrid's level-0 row (ZFrom; a float converts to the Krylov type exactly).
+template <class C>
+inline void z_lanes(const C* x, const C zs, LaneVector& out) {
+  if constexpr (std::is_same<C, double>::value) {
+    __builtin_memcpy(&out, x, sizeof out);
+    out = zs * out;
+  } else {
+    typedef float Narrow __attribute__((vector_size(lanes / 2 * sizeof(float))));
+    Narrow f;
+    __builtin_memcpy(&f, x, sizeof f);
+    f = zs * f;
+    out = __builtin_convertvector(f, LaneVector);
+  }
+}
 #endif
 
 // sum2, sum and max of v[0..n) into nm.
@@ -465,13 +481,43 @@ struct ZFrom {
 
 // One row of (z, r), (z, Ap), sum z, sum r, sum Ap with z = K(zs x), host::lanes partial sums
 // per sum and a scalar remainder; Ap is read through ap(i): a stored row, or one recomputed from
-// p (the fp32 search direction). The same bits whichever ap is.
+// p (the fp32 search direction). The same bits whichever ap is. GCC 12 leaves the lane loop
+// scalar (a conversion per value); the vector form has each lane's operations in its order.
 template <class K, class C, class A>
 inline void five_sums_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KOKKOS_RESTRICT rr,
                              const A& ap, const std::int64_t n, Sums<5>& acc) {
   double s0[host::lanes] = {}, s1[host::lanes] = {}, s2[host::lanes] = {}, s3[host::lanes] = {},
          s4[host::lanes] = {};
   std::int64_t i = 0;
+#ifdef MANTISSA_SOLVERS_VECTOR_LANES
+  {
+    using host::LaneVector;
+    constexpr int h = host::lanes / 2;
+    LaneVector s0v[2] = {}, s1v[2] = {}, s2v[2] = {}, s3v[2] = {}, s4v[2] = {};
+    for (; i + host::lanes <= n; i += host::lanes) {
+      double av[host::lanes];
+      for (int l = 0; l < host::lanes; ++l) av[l] = double(ap(i + l));
+      for (int half = 0; half < 2; ++half) {
+        LaneVector zv, rv, a;
+        host::z_lanes(xr + i + half * h, zs, zv);
+        host::load_lanes(rr + i + half * h, rv);
+        __builtin_memcpy(&a, av + half * h, sizeof a);
+        s0v[half] += zv * rv;
+        s1v[half] += zv * a;
+        s2v[half] += zv;
+        s3v[half] += rv;
+        s4v[half] += a;
+      }
+    }
+    for (int l = 0; l < host::lanes; ++l) {
+      s0[l] = s0v[l / h][l % h];
+      s1[l] = s1v[l / h][l % h];
+      s2[l] = s2v[l / h][l % h];
+      s3[l] = s3v[l / h][l % h];
+      s4[l] = s4v[l / h][l % h];
+    }
+  }
+#else
   for (; i + host::lanes <= n; i += host::lanes)
     for (int l = 0; l < host::lanes; ++l) {
       const double zv = double(K(zs * xr[i + l])), rv = double(rr[i + l]), av = double(ap(i + l));
@@ -481,6 +527,7 @@ inline void five_sums_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* K
       s3[l] += rv;
       s4[l] += av;
     }
+#endif
   for (; i < n; ++i) {
     const double zv = double(K(zs * xr[i])), rv = double(rr[i]), av = double(ap(i));
     s0[0] += zv * rv;
@@ -495,6 +542,51 @@ inline void five_sums_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* K
     acc.v[2] += s2[l];
     acc.v[3] += s3[l];
     acc.v[4] += s4[l];
+  }
+}
+
+// One row of (z, r) and (z, Ap) alone (a problem that is not singular), as five_sums_of_row
+// computes those two: the same lanes, the same bits.
+template <class K, class C>
+inline void two_dots_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KOKKOS_RESTRICT rr,
+                            const K* KOKKOS_RESTRICT ar, const std::int64_t n, Sums<5>& acc) {
+  double s0[host::lanes] = {}, s1[host::lanes] = {};
+  std::int64_t i = 0;
+#ifdef MANTISSA_SOLVERS_VECTOR_LANES
+  {
+    using host::LaneVector;
+    constexpr int h = host::lanes / 2;
+    LaneVector s0v[2] = {}, s1v[2] = {};
+    for (; i + host::lanes <= n; i += host::lanes)
+      for (int half = 0; half < 2; ++half) {
+        LaneVector zv, rv, a;
+        host::z_lanes(xr + i + half * h, zs, zv);
+        host::load_lanes(rr + i + half * h, rv);
+        host::load_lanes(ar + i + half * h, a);
+        s0v[half] += zv * rv;
+        s1v[half] += zv * a;
+      }
+    for (int l = 0; l < host::lanes; ++l) {
+      s0[l] = s0v[l / h][l % h];
+      s1[l] = s1v[l / h][l % h];
+    }
+  }
+#else
+  for (; i + host::lanes <= n; i += host::lanes)
+    for (int l = 0; l < host::lanes; ++l) {
+      const double zv = double(K(zs * xr[i + l]));
+      s0[l] += zv * double(rr[i + l]);
+      s1[l] += zv * double(ar[i + l]);
+    }
+#endif
+  for (; i < n; ++i) {
+    const double zv = double(K(zs * xr[i]));
+    s0[0] += zv * double(rr[i]);
+    s1[0] += zv * double(ar[i]);
+  }
+  for (int l = 0; l < host::lanes; ++l) {
+    acc.v[0] += s0[l];
+    acc.v[1] += s1[l];
   }
 }
 
@@ -523,23 +615,7 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
           const K* KOKKOS_RESTRICT rr = rp + o;
           const K* KOKKOS_RESTRICT ar = app + o;
           if (!sums) {
-            double s0[host::lanes] = {}, s1[host::lanes] = {};
-            std::int64_t i = 0;
-            for (; i + host::lanes <= n; i += host::lanes)
-              for (int l = 0; l < host::lanes; ++l) {
-                const double zv = double(K(zf.zs * xr[i + l]));
-                s0[l] += zv * double(rr[i + l]);
-                s1[l] += zv * double(ar[i + l]);
-              }
-            for (; i < n; ++i) {
-              const double zv = double(K(zf.zs * xr[i]));
-              s0[0] += zv * double(rr[i]);
-              s1[0] += zv * double(ar[i]);
-            }
-            for (int l = 0; l < host::lanes; ++l) {
-              acc.v[0] += s0[l];
-              acc.v[1] += s1[l];
-            }
+            two_dots_of_row<K>(xr, zf.zs, rr, ar, n, acc);
             return;
           }
           five_sums_of_row<K>(
