@@ -372,6 +372,13 @@ int bench_main(int argc, char** argv) {
       }
     }
   }
+  if (reps < 1 || n < 4) {
+    // best and median need one timed solve at least (0 would index an empty list)
+    std::fprintf(stderr, "mantissa_bench_solvers: --reps %d --n %lld: use --reps >= 1 and --n >= 4\n", reps,
+                 static_cast<long long>(n));
+    MPI_Finalize();
+    return 2;
+  }
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
 #if defined(MANTISSA_BENCH_HYPRE)
