@@ -266,8 +266,8 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
           [&](auto& ld) {
             using T = typename std::decay_t<decltype(ld.x)>::value_type;
             nm = allreduce_nm(detail::update_r_entry(space, m_place, alpha, w.r.view(), w.ap.view(), l0.place,
-                                                     level_stencil<detail::compute_t<T>>(l0, m_dim), ld.f.view(),
-                                                     ld.x.view(), scale));
+                                                     level_stencil<detail::compute_t<T>>(l0, m_dim),
+                                                     ld.f.view(), ld.x.view(), scale));
           },
           l0.data);
       const double top = nm.max * scale;

@@ -468,8 +468,10 @@ void check_row_dots() {
     sd::five_sums_of_row<double>(
         x.data(), zs, r.data(), [ap](std::int64_t q) { return ap[q]; }, n, five);
     sd::two_dots_of_row<double>(x.data(), zs, r.data(), a.data(), n, two);
-    for (int v = 0; v < 5; ++v) EXPECT_EQ(bits_of(five.v[v]), bits_of(want.v[v])) << "sum " << v << ", n = " << n;
-    for (int v = 0; v < 2; ++v) EXPECT_EQ(bits_of(two.v[v]), bits_of(want.v[v])) << "dot " << v << ", n = " << n;
+    for (int v = 0; v < 5; ++v)
+      EXPECT_EQ(bits_of(five.v[v]), bits_of(want.v[v])) << "sum " << v << ", n = " << n;
+    for (int v = 0; v < 2; ++v)
+      EXPECT_EQ(bits_of(two.v[v]), bits_of(want.v[v])) << "dot " << v << ", n = " << n;
   }
 }
 

@@ -475,8 +475,8 @@ inline void entry_of_row(const S& s, const K* KOKKOS_RESTRICT rr, const pair_com
     // float(r) per cell (cvtpd_ps rounds as the conversion does), times scale, encoded
     const __m256 vs = _mm256_set1_ps(sc);
     for (; i + 8 <= n; i += 8) {
-      const __m256 v =
-          _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(rr + i + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(rr + i)));
+      const __m256 v = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(rr + i + 4)),
+                                       _mm256_cvtpd_ps(_mm256_loadu_pd(rr + i)));
       mantissa::host::encode8(_mm256_mul_ps(vs, v), fr + i);
     }
   }
