@@ -289,8 +289,52 @@ inline void rbgs_row_fast(T* x, const T* ym, const T* yp, const T* zm, const T* 
   // words: lane 7 is the left neighbour of the block's first cell; else lane 0 (O's lane 7
   // moved to lane 0 by `left`)
   const __m256i left = _mm256_setr_epi32(7, 0, 5, 2, 1, 4, 3, 6);
-  __m256 prev = _mm256_set1_ps(float(x[e0 - 1]));
-  std::int64_t m = 0;                     // the block's first cell: e0 + 2 m
+  std::int64_t m = 0;  // the block's first cell: e0 + 2 m
+#ifdef __AVX512F__
+  if constexpr (std::is_same<T, float>::value) {
+    // AVX-512, float rows: 32 cells a block, the colour's 16 in cell order; the 256-bit loop
+    // below finishes the row. The 256-bit block spends its shuffle port on the colour splits
+    // (five per eight cells); here one two-source permute splits sixteen, and the neighbour rows
+    // on either side are added before the split, which picks the same lanes out of the same
+    // sums. Same operations per cell in the same order. fp32 colour pair at 256^3 on a Xeon:
+    // 32-34 -> 26 ms (docs/performance.md, 2026-12-05). The same for fp16 (one F16C conversion
+    // per 16 cells) was slower than the 256-bit loop there (27 against 25-27 ms) and is not used.
+    const __m512 wd = _mm512_set1_ps(d), wx = _mm512_set1_ps(cx), wy = _mm512_set1_ps(cy),
+                 wz = _mm512_set1_ps(cz), wi = _mm512_set1_ps(inv);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    // [cell -1 (the block before's last odd cell), 1, 3, .., 29]: lane 0 from the second source
+    const __m512i left16 = _mm512_setr_epi32(31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    const __m512i to_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i to_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    // the colour's cells of row1 + row2 (each cell's sum as the 256-bit loop adds them)
+    const auto colour_sum = [&](const T* row1, const T* row2) {
+      return _mm512_permutex2var_ps(_mm512_add_ps(_mm512_loadu_ps(row1), _mm512_loadu_ps(row2)), even,
+                                    _mm512_add_ps(_mm512_loadu_ps(row1 + 16), _mm512_loadu_ps(row2 + 16)));
+    };
+    __m512 prev16 = _mm512_set1_ps(float(x[e0 - 1]));
+    for (; e0 + 2 * m + 31 <= n; m += 16) {  // cells e0 + 2m .. e0 + 2m + 31 (n: the ghost)
+      const std::int64_t i = e0 + 2 * m;
+      const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+      const __m512 xc = _mm512_permutex2var_ps(a, even, b), xr = _mm512_permutex2var_ps(a, odd, b);
+      const __m512 xl = _mm512_permutex2var_ps(xr, left16, prev16);
+      prev16 = xr;
+      __m512 l = _mm512_add_ps(_mm512_mul_ps(wx, _mm512_add_ps(xl, xr)),
+                               _mm512_mul_ps(wy, colour_sum(ym + i, yp + i)));
+      if constexpr (Is3d)
+        l = _mm512_add_ps(l, _mm512_mul_ps(wz, colour_sum(zm + i, zp + i)));
+      else
+        l = _mm512_add_ps(l, _mm512_setzero_ps());
+      const __m512 fc = _mm512_permutex2var_ps(_mm512_loadu_ps(f + i), even, _mm512_loadu_ps(f + i + 16));
+      const __m512 r = _mm512_add_ps(_mm512_sub_ps(fc, _mm512_mul_ps(wd, xc)), l);
+      const __m512 xn = _mm512_add_ps(xc, _mm512_mul_ps(r, wi));
+      // back in cell order with the other colour's cells as they were read
+      _mm512_storeu_ps(x + i, _mm512_permutex2var_ps(xn, to_lo, xr));
+      _mm512_storeu_ps(x + i + 16, _mm512_permutex2var_ps(xn, to_hi, xr));
+    }
+  }
+#endif
+  __m256 prev = _mm256_set1_ps(float(x[e0 + 2 * m - 1]));
   for (; e0 + 2 * m + 15 <= n; m += 8) {  // cells e0 + 2m .. e0 + 2m + 15 (n: the ghost)
     const std::int64_t i = e0 + 2 * m;
     __m256 xc, xr, xl;
