@@ -18,9 +18,9 @@
 //   skips the axis and the p update adds only its second derivative (+ 0, the same bits). With
 //   CPML on every face of a 3D grid most CPML points are in one or two slabs, not three.
 // - Work items are blocks of rows of one plane, enough of them to keep every thread busy even
-//   for the thin boxes of a 2D deck. What does not change from row to row (the weights' local
-//   copy, the profiles' row pointers) is set up once per block: most CPML rows are short (the x
-//   slabs' rows are the layer's width), so per-row set-up costs as much as the arithmetic there.
+//   for the thin boxes of a 2D deck, swept along z by each thread. What does not change from row to row (the
+//   weights' local copy, the profiles' row pointers) is set up once per block: most CPML rows are short (the
+//   x slabs' rows are the layer's width), so per-row set-up costs as much as the arithmetic there.
 // - Short rows (the x slabs' rows: the layer's width) ask for the lines of the row two ahead
 //   before they start: such rows jump to a new address at every row, the hardware prefetchers
 //   do not follow them, and without it the x slabs of a 3D deck took 37 ns a point (the z slabs,
@@ -108,7 +108,9 @@ inline CpmlRows<C, R> cpml_rows(const S* p, long x, long sy, long sz, int n, Cpm
 // [p, p + n) ahead of use (a hint: no fault, no change to any value); short_row says when a row
 // is short enough for that to matter (whole rows stream and are prefetched by the hardware).
 // Two rows ahead: one was too few and four or six were slower (the row blocks are tile_rows
-// long, and the hint is not given past a block's end).
+// long, and the hint is not given past a block's end). In 3D only the row's newest z neighbour
+// (plane + R) is asked for: the sweep along z (for_each_row_block) brought the others in for the
+// planes before.
 template <class T>
 inline void prefetch_span(const T* p, long n) {
   const char* a = reinterpret_cast<const char*>(p);
@@ -403,11 +405,7 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
     if (prefetch && j + prefetch_rows_ahead < j1) {
       const long po = xo + prefetch_rows_ahead * b.sy, pm = mx + prefetch_rows_ahead * b.psi.sy;
       prefetch_span(b.p + po + R * b.sy - R, n + 2 * R);
-      if constexpr (Dim == 3)
-        for (int s = 1; s <= R; ++s) {
-          prefetch_span(b.p + po - s * b.sz, n);
-          prefetch_span(b.p + po + s * b.sz, n);
-        }
+      if constexpr (Dim == 3) prefetch_span(b.p + po + R * b.sz, n);
       prefetch_span(b.q + po, n);
       prefetch_span(b.m + po, n);
       prefetch_span(b.psi.f[0] + pm - R, n + 2 * R);
@@ -488,6 +486,10 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
 
 // Calls f(k, j0, j1) for blocks of rows [j0, j1) of plane k covering the box, in parallel: up to
 // tile_rows rows per block, fewer when the box has few rows, so that every thread gets work.
+// Consecutive work items are the same block in consecutive planes (z fastest), so a thread sweeps
+// a block along z and the 2R + 1 planes of its rows stay in L2 from one plane to the next, as in
+// the interior's tiles; plane-major order reread the z neighbours from L3 or memory for every row
+// (the z slabs' whole planes do not fit in L2): 5-8 % of the 3D CPML step (docs/performance.md).
 template <class ExecSpace, class F>
 void for_each_row_block(const char* label, const ExecSpace& space, const Box& box, const F& f) {
   if (box.empty()) return;
@@ -498,7 +500,7 @@ void for_each_row_block(const char* label, const ExecSpace& space, const Box& bo
   const int y0 = box.lo[1], y1 = box.hi[1], z0 = box.lo[2];
   // A plain host lambda (no KOKKOS_LAMBDA): this code is never compiled for a device.
   Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, 0, nz * blocks), [=](const int task) {
-    const int k = z0 + task / blocks, j0 = y0 + (task % blocks) * block;
+    const int k = z0 + task % nz, j0 = y0 + (task / nz) * block;
     f(k, j0, std::min(y1, j0 + block));
   });
 }
