@@ -139,7 +139,12 @@ class Solver {
   std::vector<detail::Box> m_pml_read_boxes;
   std::array<Kokkos::View<Compute*, typename field_type::memory_space>, 3> m_pml_a, m_pml_b;
   detail::Box m_owned, m_interior;
-  std::vector<detail::Box> m_pml_boxes;
+  // The PML slabs (m_pml_boxes, every one): the x slabs, whose rows continue the interior's
+  // (m_pml_row_boxes: their p update runs in the interior's sweep on host back-ends), and the y
+  // and z slabs (m_pml_update_boxes).
+  std::vector<detail::Box> m_pml_boxes, m_pml_row_boxes, m_pml_update_boxes;
+  // The x slabs' memory update runs with their p update (Solver's constructor says when).
+  bool m_pml_rows_memory = false;
   // Where each axis's psi and zeta are +0 (outside its slab): the CPML kernels skip that work.
   CpmlSlabs m_pml_slabs;
   HaloExchange<Storage> m_halo;

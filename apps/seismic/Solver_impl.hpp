@@ -108,12 +108,14 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
     detail::Box low = rem, high = rem;
     low.hi[a] = std::min<int>(rem.hi[a], int(ilo[a]));
     high.lo[a] = std::max<int>(rem.lo[a], int(ihi[a]));
-    if (!low.empty()) m_pml_boxes.push_back(to_storage(low));
-    if (!high.empty()) m_pml_boxes.push_back(to_storage(high));
+    for (const auto& b : {low, high})
+      if (!b.empty()) (a == 0 ? m_pml_row_boxes : m_pml_update_boxes).push_back(to_storage(b));
     rem.lo[a] = std::max<int>(rem.lo[a], int(ilo[a]));
     rem.hi[a] = std::min<int>(rem.hi[a], int(ihi[a]));
   }
   m_interior = rem.empty() ? detail::Box{} : to_storage(rem);
+  m_pml_boxes = m_pml_update_boxes;
+  m_pml_boxes.insert(m_pml_boxes.end(), m_pml_row_boxes.begin(), m_pml_row_boxes.end());
 
   if (m_has_pml) {
     double f = config.pml_frequency;
@@ -155,6 +157,23 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
           Kokkos::View<Compute*, typename field_type::memory_space>("mantissa::seismic::Solver::pml_a", 1);
       m_pml_b[a] =
           Kokkos::View<Compute*, typename field_type::memory_space>("mantissa::seismic::Solver::pml_b", 1);
+    }
+    // The x slabs' memory update can run in the interior's sweep, after the psi halo exchange,
+    // when no other rank reads their psi this step and their p update reads psi only on their own
+    // rows: the psi_x they read beside them (R along x) is the domain's ghost or stays +0, and
+    // they have no psi_y or psi_z to update (CpmlSlabs).
+    m_pml_rows_memory = true;
+    for (const auto& b : m_pml_row_boxes) {
+      for (int s = 1; s <= g; ++s)
+        for (const int x : {b.lo[0] - s, b.hi[0] - 1 + s}) {
+          const bool domain_ghost = (x < m_owned.lo[0] && decomp.at_low_boundary(0)) ||
+                                    (x >= m_owned.hi[0] && decomp.at_high_boundary(0));
+          const bool owned_zero = x >= m_owned.lo[0] && x < m_owned.hi[0] && !m_pml_slabs.memory(0, x);
+          if (!domain_ghost && !owned_zero) m_pml_rows_memory = false;
+        }
+      for (int a = 1; a < dim; ++a)
+        for (int s = b.lo[a]; s < b.hi[a]; ++s)
+          if (m_pml_slabs.memory(a, s)) m_pml_rows_memory = false;
     }
     m_memory_halo = std::make_unique<HaloExchange<Compute>>(decomp, g, dim);
     if constexpr (!std::is_same<Storage, Compute>::value) {
@@ -273,14 +292,19 @@ void Solver<Storage, Compute>::step_impl() {
   // The CPML kernels read p as pc: p itself, or its compute-type copy when the storage is not
   // the compute type (the same values; converted once instead of at each of their reads).
   const auto cpml_step = [&](const auto& pc) {
-    for (const auto& box : m_pml_boxes)
+    for (const auto& box : m_pml_update_boxes)
       detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
+    if (!m_pml_rows_memory)
+      for (const auto& box : m_pml_row_boxes)
+        detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
     std::vector<memory_field_type*> mem;
     mem.reserve(std::size_t(m_grid.dim));
     for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
     m_memory_halo->exchange(space, mem);
-    detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);
-    for (const auto& box : m_pml_boxes)
+    detail::interior_and_pml_rows_update<R>(space, m_interior, m_pml_row_boxes, m_p.view(), pc,
+                                            m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a, m_pml_b,
+                                            m_pml_slabs, w, m_pml_rows_memory);
+    for (const auto& box : m_pml_update_boxes)
       detail::pml_update<R>(space, box, pc, m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a, m_pml_b,
                             m_pml_slabs, w);
   };

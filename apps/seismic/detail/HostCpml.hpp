@@ -27,6 +27,11 @@
 //   with whole rows, 13) and fp32 gained nothing there over fp64 (docs/performance.md).
 // - The last axis's pass of the p update also does the leapfrog (no separate loop), in place on
 //   p_old, or on its row decoded into the compute type and encoded after it.
+// - The x slabs' rows continue the interior's rows, so their p update (and, where no other rank
+//   reads their psi, their memory update) runs inside the interior's sweep (PmlRows, after each
+//   block of the interior's rows): the interior's streams have just brought in the lines of p,
+//   p_old and the model beside those rows. Alone, those short rows waited for memory one row at a
+//   time: 27 ns a point in 3D, against 11 for the z slabs' whole rows (docs/performance.md).
 //
 // Host only: nothing here is compiled for or called from device code.
 #include <seismic/detail/HostStencil.hpp>
@@ -169,8 +174,9 @@ struct LocalWeights {
 // from their arguments.
 template <class C, int Dim>
 struct AxisFields {
-  C* f[3];
-  long sz, sy;
+  C* f[3] = {};
+  long sz = 0, sy = 0;
+  AxisFields() = default;
   template <class MemField>
   explicit AxisFields(const std::array<MemField, 3>& m)
       : f{m[0].view().data(), m[1].view().data(), Dim == 3 ? m[2].view().data() : nullptr},
@@ -179,8 +185,9 @@ struct AxisFields {
 };
 template <class C>
 struct AxisProfiles {
-  const C* a[3];
-  const C* b[3];
+  const C* a[3] = {};
+  const C* b[3] = {};
+  AxisProfiles() = default;
   template <class Profile>
   AxisProfiles(const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb)
       : a{pa[0].data(), pa[1].data(), pa[2].data()}, b{pb[0].data(), pb[1].data(), pb[2].data()} {}
@@ -198,6 +205,25 @@ struct MemoryBox {
   RowSplit xs;
   CpmlSlabs slabs;
 };
+
+// The MemoryBox of one box (p: the storage field or its compute-type copy).
+template <int Dim, class C, class PView, class MemField, class Profile>
+MemoryBox<C, Dim, typename PView::value_type> memory_box(const Box& box, const PView& p,
+                                                         const std::array<MemField, 3>& psi,
+                                                         const std::array<Profile, 3>& pa,
+                                                         const std::array<Profile, 3>& pb,
+                                                         const CpmlSlabs& slabs) {
+  const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
+  return {p.data(),
+          long(p.stride(0)),
+          long(p.stride(1)),
+          AxisFields<C, Dim>(psi),
+          AxisProfiles<C>(pa, pb),
+          x0,
+          nx,
+          split_row<C>(slabs, 0, x0, nx, 0),
+          slabs};
+}
 
 // psi_a <- b_a psi_a + a_a dp/dx_a (first_derivative + cpml_memory) for the rows [j0, j1) of
 // plane k, on the parts of each row in axis a's own slab (x: [0, xs.lo) and [xs.hi, n); y and z:
@@ -380,6 +406,27 @@ struct UpdateBox {
   CpmlSlabs slabs;
 };
 
+// The UpdateBox of one box (p: the storage field or its compute-type copy; q: the storage field).
+template <int R, int Dim, class C, class PView, class QView, class MView, class MemField, class Profile>
+UpdateBox<C, Dim, typename PView::value_type, typename QView::value_type, typename MView::value_type>
+update_box(const Box& box, const PView& p, const QView& q, const MView& m, const std::array<MemField, 3>& psi,
+           const std::array<MemField, 3>& zeta, const std::array<Profile, 3>& pa,
+           const std::array<Profile, 3>& pb, const CpmlSlabs& slabs) {
+  const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
+  return {p.data(),
+          q.data(),
+          m.data(),
+          long(p.stride(0)),
+          long(p.stride(1)),
+          AxisFields<C, Dim>(psi),
+          AxisFields<C, Dim>(zeta),
+          AxisProfiles<C>(pa, pb),
+          x0,
+          nx,
+          split_row<C>(slabs, 0, x0, nx, R),
+          slabs};
+}
+
 // The CPML update of the rows [j0, j1) of plane k: zeta_a updated, q <- leapfrog(p, q, m,
 // sum_a d2_a + zeta_a). Axis a's full term only where CpmlSlabs says (x: [0, xs.lo) and
 // [xs.hi, n); y, z: the whole row when its y / the plane's z needs it), elsewhere its second
@@ -510,18 +557,9 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
                        const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
                        const StencilWeights<C, R>& w) {
-  using P = typename PView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::pml_memory_update runs on host back-ends only");
-  const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
-  const MemoryBox<C, Dim, P> b{p.data(),
-                               long(p.stride(0)),
-                               long(p.stride(1)),
-                               AxisFields<C, Dim>(psi),
-                               AxisProfiles<C>(pa, pb),
-                               x0,
-                               nx,
-                               split_row<C>(slabs, 0, x0, nx, 0),
-                               slabs};
+  const auto b = memory_box<Dim, C>(box, p, psi, pa, pb, slabs);
+  const int nx = b.nx;
   for_each_row_block("mantissa::seismic::Solver::step::pml_memory", space, box,
                      [=](const int k, const int j0, const int j1) {
                        thread_local CpmlScratch<C> scratch;
@@ -537,29 +575,71 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
                 const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
                 const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
                 const StencilWeights<C, R>& w) {
-  using P = typename PView::value_type;
-  using S = typename QView::value_type;
-  using M = typename MView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::pml_update runs on host back-ends only");
-  const int x0 = box.lo[0], nx = box.hi[0] - box.lo[0];
-  const UpdateBox<C, Dim, P, S, M> b{p.data(),
-                                     q.data(),
-                                     m.data(),
-                                     long(p.stride(0)),
-                                     long(p.stride(1)),
-                                     AxisFields<C, Dim>(psi),
-                                     AxisFields<C, Dim>(zeta),
-                                     AxisProfiles<C>(pa, pb),
-                                     x0,
-                                     nx,
-                                     split_row<C>(slabs, 0, x0, nx, R),
-                                     slabs};
+  const auto b = update_box<R, Dim, C>(box, p, q, m, psi, zeta, pa, pb, slabs);
+  const int nx = b.nx;
   for_each_row_block("mantissa::seismic::Solver::step::pml", space, box,
                      [=](const int k, const int j0, const int j1) {
                        thread_local CpmlScratch<C> scratch;
                        scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
                        update_rows<R, Dim>(b, w, k, j0, j1, scratch);
                      });
+}
+
+// The CPML p update of up to two boxes as interior_update's `after` (HostStencil.hpp): the rows
+// [j0, j1) of plane k of each box that has them, right after the interior's same rows. For the x
+// slabs, whose rows continue the interior's on either side: the interior's streams have just
+// brought in the lines of p, p_old and the model around them, which the x slabs' short rows
+// otherwise wait for one row at a time (docs/performance.md).
+// With `memory`, the rows' memory update (memory_rows) first: the caller has made sure that no
+// other rank needs these psi values this step and that the rows' p update reads psi only on
+// these rows (Solver: m_pml_rows_memory).
+template <int R, int Dim, class C, class P, class S, class M>
+struct PmlRows {
+  UpdateBox<C, Dim, P, S, M> box[2];
+  MemoryBox<C, Dim, P> mem[2];
+  Box extent[2];
+  int count = 0;
+  bool memory = false;
+  StencilWeights<C, R> w;
+  void operator()(const int k, const int j0, const int j1) const {
+    thread_local CpmlScratch<C> scratch;
+    for (int i = 0; i < count; ++i) {
+      const Box& e = extent[i];
+      const int a = std::max(j0, e.lo[1]), z = std::min(j1, e.hi[1]);
+      if (k < e.lo[2] || k >= e.hi[2] || a >= z) continue;
+      scratch.reserve(box[i].nx, 1 + 2 * R * (Dim - 1), R);
+      if (memory) memory_rows<R, Dim>(mem[i], w, k, a, z, scratch);
+      update_rows<R, Dim>(box[i], w, k, a, z, scratch);
+    }
+  }
+};
+
+// The interior update (interior_update) and the CPML p update of `rows` (at most two boxes,
+// each of whose rows is a row of the interior's y and z range) in one sweep, with `memory` their
+// memory update too (PmlRows); false, with nothing done, when the boxes do not fit that (the
+// caller then runs the kernels one after the other).
+template <int R, int Dim, class ExecSpace, class PView, class CView, class MView, class MemField,
+          class Profile, class C>
+bool interior_and_pml_rows_update(const ExecSpace& space, const Box& interior, const std::vector<Box>& rows,
+                                  const PView& p, const CView& pc, const PView& q, const MView& m,
+                                  const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
+                                  const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                                  const CpmlSlabs& slabs, const StencilWeights<C, R>& w, bool memory) {
+  if (interior.empty() || rows.size() > 2) return false;
+  PmlRows<R, Dim, C, typename CView::value_type, typename PView::value_type, typename MView::value_type> f;
+  f.w = w;
+  f.memory = memory;
+  for (const Box& b : rows) {
+    for (int a = 1; a < 3; ++a)
+      if (b.lo[a] < interior.lo[a] || b.hi[a] > interior.hi[a]) return false;
+    if (b.empty()) continue;
+    f.box[f.count] = update_box<R, Dim, C>(b, pc, q, m, psi, zeta, pa, pb, slabs);
+    f.mem[f.count] = memory_box<Dim, C>(b, pc, psi, pa, pb, slabs);
+    f.extent[f.count++] = b;
+  }
+  interior_update<R, Dim>(space, interior, p, q, m, w, f);
+  return true;
 }
 
 // out <- C(p) on a box, rows of x through decode() (detail::decode_box's host form).

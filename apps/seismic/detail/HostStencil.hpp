@@ -257,9 +257,17 @@ inline Tiling make_tiling(const Box& box, int threads, int rows = tile_rows) {
   return t;
 }
 
-template <int R, int Dim, class ExecSpace, class PView, class MView, class C>
+// What interior_update does after each block of rows by default: nothing.
+struct NoRows {
+  void operator()(int, int, int) const {}
+};
+
+// after(k, j0, j1) is called by the thread that updated the rows [j0, j1) of plane k (at most
+// tile_rows of them), right after them: work on other points of the same rows (the CPML x slabs,
+// whose rows continue the interior's) while their lines are still in cache.
+template <int R, int Dim, class ExecSpace, class PView, class MView, class C, class After = NoRows>
 void interior_update(const ExecSpace& space, const Box& box, const PView& p, const PView& q, const MView& m,
-                     const StencilWeights<C, R>& w) {
+                     const StencilWeights<C, R>& w, const After& after = {}) {
   using S = typename PView::value_type;
   using M = typename MView::value_type;
   static_assert(is_host_space<ExecSpace>(), "host::interior_update runs on host back-ends only");
@@ -293,12 +301,14 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
         const C* zm[R] = {};
         const C* zp[R] = {};
         if constexpr (same) {
-          for (int k = k0; k < k1; ++k)
+          for (int k = k0; k < k1; ++k) {
             for (int j = j0; j < j1; ++j) {
               const long x = k * sz + j * sy + x0;
               axis_neighbours<R>(pp + x, sz, zm, zp);
               update_row<R, Dim>(pp + x, sy, zm, zp, qp + x, mp + x, nx, w, scratch);
             }
+            after(k, j0, j1);
+          }
         } else if constexpr (Dim == 2) {
           // Ring of 2R+1 decoded rows (points [x0 - R, x0 + nx + R)), row j + R decoded as row j
           // is computed.
@@ -314,7 +324,12 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
           for (int k = k0; k < k1; ++k) {
             auto load = [&](int jj) { decode<C>(pp + k * sz + jj * sy + (x0 - R), row(jj) - R, int(len)); };
             for (int jj = j0 - R; jj < j0 + R; ++jj) load(jj);
+            int done = j0;  // rows handed to after() so far
             for (int j = j0; j < j1; ++j) {
+              if (j - done == tile_rows) {
+                after(k, done, j);
+                done = j;
+              }
               for (int s = 1; s <= R; ++s) {
                 ym[s - 1] = row(j - s);
                 yp[s - 1] = row(j + s);
@@ -335,6 +350,7 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
               load(j + R);
               update_row_at<R, Dim>(row(j), ym, yp, zm, zp, qp + x, mp + x, nx, w, scratch);
             }
+            after(k, done, j1);
           }
         } else {
           // Ring of decoded slabs: rows [j0 - R, j1 + R) x points [x0 - R, x0 + nx + R) of the
@@ -364,6 +380,7 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
               const long x = k * sz + j * sy + x0;
               update_row<R, Dim>(slot(k) + off, len, zm, zp, qp + x, mp + x, nx, w, scratch);
             }
+            after(k, j0, j1);
           }
         }
       });

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <utility>
+#include <vector>
 
 namespace mantissa::seismic::detail {
 
@@ -241,6 +242,36 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
     pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
   else
     pml_update_dim<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
+}
+
+// The interior update and the CPML p update of `rows`: boxes whose rows continue the interior's
+// rows (the x slabs: the interior's y and z range), with `memory` their memory update too (which
+// the caller has then left out of the memory update before the psi halo exchange: only allowed
+// when no rank reads these psi values, Solver's m_pml_rows_memory). On host back-ends in one
+// sweep, each block of the interior's rows followed by the same rows of those boxes
+// (host::interior_and_pml_rows_update); elsewhere, or when the boxes are not of that shape, the
+// kernels one after the other. The same arithmetic per point either way (each point's p update
+// reads p, psi and its own zeta and writes only q and zeta there; a row's memory update reads p
+// and writes psi on that row), so the same bits.
+template <int R, class ExecSpace, class PView, class CView, class MView, class MemField, class Profile,
+          class C>
+void interior_and_pml_rows_update(const ExecSpace& space, const Box& interior, const std::vector<Box>& rows,
+                                  const PView& p, const CView& pc, const PView& q, const MView& m,
+                                  const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
+                                  const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
+                                  const CpmlSlabs& slabs, const StencilWeights<C, R>& w, bool memory) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    const bool done = w.dim == 3
+                          ? host::interior_and_pml_rows_update<R, 3>(space, interior, rows, p, pc, q, m, psi,
+                                                                     zeta, pa, pb, slabs, w, memory)
+                          : host::interior_and_pml_rows_update<R, 2>(space, interior, rows, p, pc, q, m, psi,
+                                                                     zeta, pa, pb, slabs, w, memory);
+    if (done) return;
+  }
+  if (memory)
+    for (const auto& box : rows) pml_memory_update<R>(space, box, pc, psi, pa, pb, slabs, w);
+  interior_update<R>(space, interior, p, q, m, w);
+  for (const auto& box : rows) pml_update<R>(space, box, pc, q, m, psi, zeta, pa, pb, slabs, w);
 }
 
 // out <- C(p) on a box: the compute-type copy of p that the CPML kernels read where storage is
