@@ -18,9 +18,10 @@
 //   skips the axis and the p update adds only its second derivative (+ 0, the same bits). With
 //   CPML on every face of a 3D grid most CPML points are in one or two slabs, not three.
 // - Work items are blocks of rows of one plane, enough of them to keep every thread busy even
-//   for the thin boxes of a 2D deck, swept along z by each thread. What does not change from row to row (the
-//   weights' local copy, the profiles' row pointers) is set up once per block: most CPML rows are short (the
-//   x slabs' rows are the layer's width), so per-row set-up costs as much as the arithmetic there.
+//   for the thin boxes of a 2D deck, each swept along z by its thread. What does not change from
+//   row to row (the weights' local copy, the profiles' row pointers) is set up once per block:
+//   most CPML rows are short (the x slabs' rows are the layer's width), so per-row set-up costs
+//   as much as the arithmetic there.
 // - Short rows (the x slabs' rows: the layer's width) ask for the lines of the row two ahead
 //   before they start: such rows jump to a new address at every row, the hardware prefetchers
 //   do not follow them, and without it the x slabs of a 3D deck took 37 ns a point (the z slabs,
