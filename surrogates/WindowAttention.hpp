@@ -37,20 +37,22 @@ namespace detail {
 // units' throughput instead of waiting on one add's latency (one row at a time ran at ~4 cycles per
 // vector operation). Host back-ends take kAttentionRows rows per thread; devices keep one row per
 // thread, since their parallelism comes from threads, not registers.
-// s_r[j0 + j] = sum_c a_r[c] * bt[c * ldb + j0 + j] for r < R, j < NB * kLanes (stored: j < valid).
-template <class T, int R, int NB>
+// s_r[j0 + j] = sum_c a_r[c] * bt[c * ldb + j0 + j] for r < R, j < NB * L (stored: j < valid).
+// L: kLanes, or kLanes / 2 for the last columns of a small window (windows of 2^2 patches have
+// four tokens: sixteen lanes would compute twelve unused columns).
+template <class T, int R, int NB, int L = kLanes>
 KOKKOS_INLINE_FUNCTION void tile_times_transposed(const T* const* a, const T* KOKKOS_RESTRICT bt, int ldb,
                                                   int dh, int j0, int valid, T* const* s) {
-  T acc[R][NB * kLanes];
+  T acc[R][NB * L];
   for (int r = 0; r < R; ++r)
-    for (int l = 0; l < NB * kLanes; ++l) acc[r][l] = T(0);
+    for (int l = 0; l < NB * L; ++l) acc[r][l] = T(0);
   for (int c = 0; c < dh; ++c) {
     const T* KOKKOS_RESTRICT b = bt + std::int64_t(c) * ldb + j0;
     for (int r = 0; r < R; ++r) {
       const T ar = a[r][c];
       for (int k = 0; k < NB; ++k) {
         MANTISSA_SURROGATE_SIMD
-        for (int l = 0; l < kLanes; ++l) acc[r][k * kLanes + l] += ar * b[k * kLanes + l];
+        for (int l = 0; l < L; ++l) acc[r][k * L + l] += ar * b[k * L + l];
       }
     }
   }
@@ -66,35 +68,41 @@ KOKKOS_INLINE_FUNCTION void rows_times_transposed(const T* const* a, const T* KO
   int j0 = 0;
   for (; j0 + kColBlocks * kLanes <= size; j0 += kColBlocks * kLanes)
     tile_times_transposed<T, R, kColBlocks>(a, bt, ldb, dh, j0, kColBlocks * kLanes, s);
-  for (; j0 < size; j0 += kLanes)
-    tile_times_transposed<T, R, 1>(a, bt, ldb, dh, j0, size - j0 < kLanes ? size - j0 : kLanes, s);
+  for (; j0 < size; j0 += kLanes) {
+    const int valid = size - j0 < kLanes ? size - j0 : kLanes;
+    if (valid <= kLanes / 2)
+      tile_times_transposed<T, R, 1, kLanes / 2>(a, bt, ldb, dh, j0, valid, s);
+    else
+      tile_times_transposed<T, R, 1>(a, bt, ldb, dh, j0, valid, s);
+  }
 }
 
-// out_r[c0 + c] = factor * sum_i w_r(i) * rows[tok[i] * ld + c0 + c] for c < NB * kLanes, with
+// out_r[c0 + c] = factor * sum_i w_r(i) * rows[tok[i] * ld + c0 + c] for c < NB * L, with
 // w_r(i) = wts[r * rstride + i * wstride], i in order.
-template <class T, int R, int NB>
+template <class T, int R, int NB, int L = kLanes>
 KOKKOS_INLINE_FUNCTION void tile_weighted(const T* KOKKOS_RESTRICT wts, std::int64_t rstride,
                                           std::int64_t wstride, const T* KOKKOS_RESTRICT rows,
                                           const int* KOKKOS_RESTRICT tok, std::int64_t ld, int count, int c0,
                                           T factor, T* const* out) {
-  T acc[R][NB * kLanes];
+  T acc[R][NB * L];
   for (int r = 0; r < R; ++r)
-    for (int l = 0; l < NB * kLanes; ++l) acc[r][l] = T(0);
+    for (int l = 0; l < NB * L; ++l) acc[r][l] = T(0);
   for (int i = 0; i < count; ++i) {
     const T* KOKKOS_RESTRICT x = rows + tok[i] * ld + c0;
     for (int r = 0; r < R; ++r) {
       const T wi = wts[r * rstride + i * wstride];
       for (int k = 0; k < NB; ++k) {
         MANTISSA_SURROGATE_SIMD
-        for (int l = 0; l < kLanes; ++l) acc[r][k * kLanes + l] += wi * x[k * kLanes + l];
+        for (int l = 0; l < L; ++l) acc[r][k * L + l] += wi * x[k * L + l];
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int l = 0; l < NB * kLanes; ++l) out[r][c0 + l] = factor * acc[r][l];
+    for (int l = 0; l < NB * L; ++l) out[r][c0 + l] = factor * acc[r][l];
 }
 
-// out_r[c] = factor * sum_i w_r(i) * rows[tok[i] * ld + c] for r < R, c < dh, i in order.
+// out_r[c] = factor * sum_i w_r(i) * rows[tok[i] * ld + c] for r < R, c < dh, i in order: blocks
+// of kLanes channels, then one of kLanes / 2 (heads of 24 or 40 channels), then single channels.
 template <class T, int R>
 KOKKOS_INLINE_FUNCTION void weighted_rows(const T* KOKKOS_RESTRICT wts, std::int64_t rstride,
                                           std::int64_t wstride, const T* KOKKOS_RESTRICT rows,
@@ -105,7 +113,11 @@ KOKKOS_INLINE_FUNCTION void weighted_rows(const T* KOKKOS_RESTRICT wts, std::int
     tile_weighted<T, R, kColBlocks>(wts, rstride, wstride, rows, tok, ld, count, c0, factor, out);
   for (; c0 + kLanes <= dh; c0 += kLanes)
     tile_weighted<T, R, 1>(wts, rstride, wstride, rows, tok, ld, count, c0, factor, out);
-  if (c0 < dh) {  // a tail narrower than kLanes (dh not a multiple of it): never read past dh
+  if (c0 + kLanes / 2 <= dh) {
+    tile_weighted<T, R, 1, kLanes / 2>(wts, rstride, wstride, rows, tok, ld, count, c0, factor, out);
+    c0 += kLanes / 2;
+  }
+  if (c0 < dh) {  // a tail narrower than kLanes / 2 (dh not a multiple of it): never read past dh
     const int nc = dh - c0;
     for (int r = 0; r < R; ++r) {
       T acc[kLanes];
@@ -138,7 +150,10 @@ KOKKOS_INLINE_FUNCTION void attention_forward_tile(const T* qkv, int D, int dh, 
     o[r] = out + ti * D + h * dh;
   }
   rows_times_transposed<T, R>(a, Kt, int(ldk), dh, size, p);
-  for (int r = 0; r < R; ++r) softmax_row(p[r], size, scale, round16);
+  if (size <= 8)
+    softmax_rows8<T, R>(p, size, scale, round16);
+  else
+    for (int r = 0; r < R; ++r) softmax_row(p[r], size, scale, round16);
   weighted_rows<T, R>(p[0], wmax, 1, qkv + 2 * D + h * dh, tok, ld, size, dh, T(1), o);
 }
 
@@ -183,6 +198,23 @@ KOKKOS_INLINE_FUNCTION void attention_backward_column_tile(const T* qkv, const T
   }
   weighted_rows<T, R>(dS + first, 1, wmax, qkv + h * dh, tok, 3 * D, size, dh, scale, gk);
   weighted_rows<T, R>(P + first, 1, wmax, dO + h * dh, tok, D, size, dh, T(1), gv);
+}
+// Windows of at most kSmallWindow tokens on host back-ends (2^2 patches: four tokens) take one
+// (window, head) block per iteration, with its K (or V) block transposed into the thread's own
+// buffer of kSmallWindow columns instead of a gathered [dh, padded(max_size)] block in memory:
+// there the gather's strided stores to every line of a block cost as much as the attention.
+constexpr int kSmallWindow = kLanes / 2;
+constexpr bool kSmallWindowPath = kAttentionRows > 1;
+// bt[c * kSmallWindow + j] = qkv[tok[j] * ld + col + c] for j < size, 0 for size <= j < kSmallWindow.
+template <class T>
+KOKKOS_INLINE_FUNCTION void transpose_small(const T* qkv, std::int64_t ld, int col, const int* tok, int size,
+                                            int dh, T* KOKKOS_RESTRICT bt) {
+  for (int c = 0; c < dh; ++c)
+    for (int j = size; j < kSmallWindow; ++j) bt[c * kSmallWindow + j] = T(0);
+  for (int j = 0; j < size; ++j) {
+    const T* KOKKOS_RESTRICT src = qkv + tok[j] * ld + col;
+    for (int c = 0; c < dh; ++c) bt[c * kSmallWindow + j] = src[c];
+  }
 }
 }  // namespace detail
 
@@ -230,6 +262,35 @@ class WindowAttention {
       }
     }
 #endif
+    if constexpr (detail::kSmallWindowPath) {
+      if (wmax <= detail::kSmallWindow) {
+        auto P = m_p;
+        auto qkv = m_qkv;
+        auto o = out;
+        auto offs = win.offsets;
+        auto mem = win.members;
+        Kokkos::parallel_for(
+            "mantissa::surrogates::WindowAttention::forward_small",
+            Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H),
+            KOKKOS_LAMBDA(const std::int64_t idx) {
+              constexpr int R = detail::kAttentionRows, W = detail::kSmallWindow;
+              const auto a = detail::attention_tile(idx, 1, H, offs.data());
+              const int h = a.head, size = a.size;
+              const int* tok = &mem(a.begin);
+              T kt[kMaxHeadDim * W];
+              detail::transpose_small(qkv.data(), 3 * D, D + h * dh, tok, size, dh, kt);
+              T* p = &P(a.block * wmax * wmax);
+              int first = 0;
+              for (; first + R <= size; first += R)
+                detail::attention_forward_tile<T, R>(qkv.data(), D, dh, h, tok, size, first, kt, W, p, wmax,
+                                                     scale, round16, o.data());
+              for (; first < size; ++first)
+                detail::attention_forward_tile<T, 1>(qkv.data(), D, dh, h, tok, size, first, kt, W, p, wmax,
+                                                     scale, round16, o.data());
+            });
+        return;
+      }
+    }
     gather_transposed(win, m_qkv, H, D, D, m_kt, "mantissa::surrogates::WindowAttention::k_transposed");
     auto P = m_p;
     auto qkv = m_qkv;
@@ -285,14 +346,49 @@ class WindowAttention {
       }
     }
 #endif
-    gather_transposed(win, m_qkv, m_heads, m_d, 2 * m_d, m_vt,
-                      "mantissa::surrogates::WindowAttention::v_transposed");
-    auto Vt = m_vt;
     auto g = dqkv;
     auto offs = win.offsets;
     auto mem = win.members;
     const int H = m_heads, D = m_d, dh = m_d / m_heads;
     const T scale = T(1) / math::sqrt(T(dh));
+    if constexpr (detail::kSmallWindowPath) {
+      if (wmax <= detail::kSmallWindow) {
+        Kokkos::parallel_for(
+            "mantissa::surrogates::WindowAttention::backward_small",
+            Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H),
+            KOKKOS_LAMBDA(const std::int64_t idx) {
+              constexpr int R = detail::kAttentionRows, W = detail::kSmallWindow;
+              const auto a = detail::attention_tile(idx, 1, H, offs.data());
+              const int h = a.head, size = a.size;
+              const int* tok = &mem(a.begin);
+              T vt[kMaxHeadDim * W];
+              detail::transpose_small(qkv.data(), 3 * D, 2 * D + h * dh, tok, size, dh, vt);
+              const std::int64_t base = a.block * wmax * wmax;
+              // The rows (dQ, and dS for the columns) first, as the two launches below do.
+              int first = 0;
+              for (; first + R <= size; first += R)
+                detail::attention_backward_row_tile<T, R>(qkv.data(), dO.data(), D, dh, h, tok, size, first,
+                                                          vt, W, &P(base), &dS(base), wmax, scale, round16,
+                                                          g.data());
+              for (; first < size; ++first)
+                detail::attention_backward_row_tile<T, 1>(qkv.data(), dO.data(), D, dh, h, tok, size, first,
+                                                          vt, W, &P(base), &dS(base), wmax, scale, round16,
+                                                          g.data());
+              for (first = 0; first + R <= size; first += R)
+                detail::attention_backward_column_tile<T, R>(qkv.data(), dO.data(), D, dh, h, tok, size,
+                                                             first, &P(base), &dS(base), wmax, scale,
+                                                             g.data());
+              for (; first < size; ++first)
+                detail::attention_backward_column_tile<T, 1>(qkv.data(), dO.data(), D, dh, h, tok, size,
+                                                             first, &P(base), &dS(base), wmax, scale,
+                                                             g.data());
+            });
+        return;
+      }
+    }
+    gather_transposed(win, m_qkv, m_heads, m_d, 2 * m_d, m_vt,
+                      "mantissa::surrogates::WindowAttention::v_transposed");
+    auto Vt = m_vt;
     const std::int64_t tiles = (wmax + detail::kAttentionRows - 1) / detail::kAttentionRows;
     const auto policy = Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * tiles);
     Kokkos::parallel_for(
@@ -366,16 +462,17 @@ class WindowAttention {
     auto K = kt;
     auto offs = win.offsets;
     auto mem = win.members;
+    // One (window, head) block per iteration: the token loop inside, no index division per token.
     Kokkos::parallel_for(
         "mantissa::surrogates::WindowAttention::gather_transposed",
-        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H * wmax),
-        KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t j = idx % wmax, h = (idx / wmax) % H, w = idx / (wmax * H);
+        Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H), KOKKOS_LAMBDA(const std::int64_t wh) {
+          const std::int64_t h = wh % H, w = wh / H;
           const int begin = offs(w), size = offs(w + 1) - offs(w);
-          if (j >= size) return;
-          const T* KOKKOS_RESTRICT src = &qkv(mem(begin + j), offset + h * dh);
-          const std::int64_t base = (w * H + h) * dh * ldk + j;
-          for (int c = 0; c < dh; ++c) K(base + c * ldk) = src[c];
+          T* KOKKOS_RESTRICT dst = &K(wh * dh * ldk);
+          for (int j = 0; j < size; ++j) {
+            const T* KOKKOS_RESTRICT src = &qkv(mem(begin + j), offset + h * dh);
+            for (int c = 0; c < dh; ++c) dst[c * ldk + j] = src[c];
+          }
         });
   }
 

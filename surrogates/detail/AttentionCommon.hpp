@@ -73,5 +73,32 @@ KOKKOS_INLINE_FUNCTION void softmax_row(T* KOKKOS_RESTRICT pr, int size, T scale
   round_row(pr, size, round16);
 }
 
+// softmax_row on R rows of at most 8 entries at once (windows of 2^2 patches: four tokens), the
+// same arithmetic per row (so the same bits): the scaled scores, their maximum, exp, and the sum
+// in lane_sum's order (entry j in partial j, the partials combined pairwise: with at most 8
+// entries the upper eight of the sixteen partials are zero and add nothing), over R x 8 entries
+// that vectorise, where softmax_row ran each short row through scalar exp calls.
+template <class T, int R>
+KOKKOS_INLINE_FUNCTION void softmax_rows8(T* const* p, int size, T scale, int round16) {
+  constexpr int W = 8;
+  static_assert(kLanes >= 2 * W, "softmax_rows8 reproduces lane_sum with at least 16 partials");
+  T x[R * W], mx[R];
+  for (int r = 0; r < R; ++r) {
+    for (int j = 0; j < W; ++j) x[r * W + j] = j < size ? p[r][j] * scale : T(0);
+    T m = x[r * W];
+    for (int j = 1; j < size; ++j) m = x[r * W + j] > m ? x[r * W + j] : m;
+    mx[r] = m;
+  }
+  MANTISSA_SURROGATE_SIMD
+  for (int k = 0; k < R * W; ++k) x[k] = (k % W) < size ? softmax_exp(x[k] - mx[k / W]) : T(0);
+  for (int r = 0; r < R; ++r) {
+    const T* e = x + r * W;
+    const T s0 = e[0] + e[4], s1 = e[1] + e[5], s2 = e[2] + e[6], s3 = e[3] + e[7];
+    const T inv = T(1) / ((s0 + s2) + (s1 + s3));
+    for (int j = 0; j < size; ++j) p[r][j] = e[j] * inv;
+    round_row(p[r], size, round16);
+  }
+}
+
 }  // namespace detail
 }  // namespace mantissa::surrogates
