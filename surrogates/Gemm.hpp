@@ -120,6 +120,14 @@ void gemm_fp32(char ta, char tb, float alpha, const Matrix<const float>& A, cons
 void gemm_onednn_f32(char ta, char tb, float alpha, const Matrix<const float>& A,
                      const Matrix<const float>& B, float beta, const Matrix<float>& C);
 
+// Y = (X W^T + bias) + residual (an empty residual: none) in one oneDNN fp32 matmul, the bias and
+// the residual added by its epilogue instead of a pass that writes them into Y before a GEMM with
+// beta = 1 (a tenth of a small surrogate's training step, docs/performance.md). Returns false,
+// touching nothing, where fp32 GEMMs do not take the onednn_f32 path (the caller does the rest).
+bool linear_onednn_f32(const Matrix<const float>& X, const Matrix<const float>& W,
+                       const Vector<const float>& bias, const Matrix<const float>& residual,
+                       const Matrix<float>& Y);
+
 // bf16 x bf16 -> fp32 with oneDNN; A and B hold bf16 bit patterns (uint16). Host memory only.
 // Throws mantissa::Error when oneDNN is not compiled in.
 void gemm_onednn_bf16(char ta, char tb, float alpha, const Matrix<const std::uint16_t>& A,

@@ -57,14 +57,18 @@ class Linear {
     forward_residual(ctx, x, Matrix<T>(), y);
   }
 
-  // y = residual + x W^T + b (a residual connection folded into the GEMM's accumulation: one pass
-  // writes residual + b, the GEMM adds onto it); an empty residual means none.
+  // y = residual + x W^T + b; an empty residual means none. On the oneDNN fp32 path one matmul
+  // adds b and then the residual in its epilogue; elsewhere a residual connection is folded into
+  // the GEMM's accumulation (one pass writes residual + b, the GEMM adds onto it).
   void forward_residual(const Context& ctx, const Matrix<T>& x, const Matrix<T>& residual, Matrix<T>& y) {
     m_x = x;
     ensure_shape(y, "mantissa::surrogates::Linear::" + m_name + ".y", x.extent(0), m_out);
     if (residual.data() != nullptr &&
         (residual.extent(0) != y.extent(0) || residual.extent(1) != y.extent(1)))
       throw Error("mantissa::surrogates::Linear::forward_residual: residual shape does not match the output");
+    if constexpr (std::is_same<T, float>::value) {
+      if (ctx.compute == Precision::fp32 && linear_onednn_f32(x, m_w, m_b, residual, y)) return;
+    }
     init_output(y, m_b, residual);
     forward_gemm(ctx, x, y);
   }
