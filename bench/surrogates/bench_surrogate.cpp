@@ -2,8 +2,12 @@
 // precision for a stated model, the identical PyTorch model on the same threads measured in the
 // same run (bench_surrogate_torch.py), and the BLAS / oneDNN GEMM peak measured here too.
 //   usage: bench_surrogate [n=128] [reps=3] [precisions=fp64,fp32,bf16,fp16,fp8_e4m3] [torch=1]
+//                          [embed=256] [heads=8] [layers=6] [mlp=1024] [window=8] [batch=2]
 //   threads: OMP_NUM_THREADS (pin with OMP_PROC_BIND=true). torch=0 skips the PyTorch peer
-//   (for profiling one precision).
+//   (for profiling one precision). The KEY=VALUE arguments after the fourth change the model
+//   and the training batch, e.g. `embed=48 heads=2 layers=4 mlp=96 window=2 batch=4` for the
+//   small model of the held-out study (bench/surrogates/heldout_study.yaml), where the layers
+//   between the GEMMs take most of a step.
 #include <surrogates/Dataset.hpp>
 #include <surrogates/Patches.hpp>
 #include <surrogates/Trainer.hpp>
@@ -20,6 +24,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ms = mantissa::surrogates;
@@ -90,6 +95,24 @@ double onednn_gflops(int n, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<std::pair<std::string, int>> overrides;
+  for (int a = 5; a < argc; ++a) {
+    const std::string arg = argv[a];
+    const auto eq = arg.find('=');
+    const std::string key = arg.substr(0, eq);
+    const int value = eq == std::string::npos ? 0 : std::atoi(arg.c_str() + eq + 1);
+    if ((key != "embed" && key != "heads" && key != "layers" && key != "mlp" && key != "window" &&
+         key != "batch") ||
+        value < 1) {
+      std::fprintf(
+          stderr,
+          "bench_surrogate: argument '%s' is not KEY=VALUE with KEY one of embed, heads, layers, mlp, "
+          "window, batch and VALUE >= 1\n",
+          arg.c_str());
+      return 2;
+    }
+    overrides.emplace_back(key, value);
+  }
   MPI_Init(&argc, &argv);
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
@@ -117,7 +140,16 @@ int main(int argc, char** argv) {
     c.window = 8;
     c.position = ms::PositionKind::learned;
     c.global_patches = {n / c.patch, n / c.patch, 1};
-    const int batch = 2;
+    int batch = 2;
+    for (const auto& [key, value] : overrides) {
+      int* slot = key == "embed"    ? &c.embed
+                  : key == "heads"  ? &c.heads
+                  : key == "layers" ? &c.layers
+                  : key == "mlp"    ? &c.mlp_hidden
+                  : key == "window" ? &c.window
+                                    : &batch;
+      *slot = value;
+    }
     std::printf(
         "surrogate bench: %s\n  grid %dx%d, %lld tokens per sample, training batch %d, %d threads (%s)\n",
         c.describe().c_str(), n, n, (long long)(c.global_patches[0] * c.global_patches[1]), batch, threads,
@@ -155,7 +187,9 @@ int main(int argc, char** argv) {
         ms::Trainer<T> trainer(model, oc, p, MPI_COMM_SELF);
         ms::TokenLayout layout, l1;
         ms::Matrix<T> in, out, in1, out1, pred;
-        ds.make_batch({0, 1}, norm, c, layout, in, out);
+        std::vector<std::int64_t> all(batch);
+        for (int s = 0; s < batch; ++s) all[s] = s;
+        ds.make_batch(all, norm, c, layout, in, out);
         ds.make_batch({0}, norm, c, l1, in1, out1);
         flops_token = model.forward_flops_per_token();
         tokens1 = l1.num_tokens();
