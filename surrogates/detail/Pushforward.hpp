@@ -37,17 +37,19 @@ void pushforward_batch(const Matrix<T>& in, const Matrix<T>& t0, const Matrix<T>
     Kokkos::deep_copy(k, hk);
   }
   const std::int64_t rows = pred.extent(0), fo = pred.extent(1);
+  // One token (row) per iteration, its features channel by channel: no index division per value.
   Kokkos::parallel_for(
-      "mantissa::surrogates::Surrogate::pushforward", Kokkos::RangePolicy<ExecSpace>(0, rows * fo),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t row = e / fo, f = e % fo;
-        const int c = int(f / pc);
-        const double q = double(pred(row, f));
+      "mantissa::surrogates::Surrogate::pushforward", Kokkos::RangePolicy<ExecSpace>(0, rows),
+      KOKKOS_LAMBDA(const std::int64_t row) {
         const double rr = r(row / tokens_per_tile);
-        // x' = x + (q s_out + m_out); t' = (d_i + r d_{i+1} - (q s_out + m_out) - m_out) / s_out
-        in(row, f) = T(double(in(row, f)) + q * k(c, 0) + k(c, 1));
-        const double t1phys = double(t1(row, f)) + k(c, 2);  // d_{i+1} / s_out
-        t0(row, f) = T(double(t0(row, f)) + rr * t1phys - q - k(c, 2));
+        for (int c = 0; c < cout; ++c)
+          for (std::int64_t f = std::int64_t(c) * pc; f < std::int64_t(c + 1) * pc && f < fo; ++f) {
+            const double q = double(pred(row, f));
+            // x' = x + (q s_out + m_out); t' = (d_i + r d_{i+1} - (q s_out + m_out) - m_out) / s_out
+            in(row, f) = T(double(in(row, f)) + q * k(c, 0) + k(c, 1));
+            const double t1phys = double(t1(row, f)) + k(c, 2);  // d_{i+1} / s_out
+            t0(row, f) = T(double(t0(row, f)) + rr * t1phys - q - k(c, 2));
+          }
       });
 }
 
