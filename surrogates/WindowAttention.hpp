@@ -216,6 +216,16 @@ KOKKOS_INLINE_FUNCTION void transpose_small(const T* qkv, std::int64_t ld, int c
     for (int c = 0; c < dh; ++c) bt[c * kSmallWindow + j] = src[c];
   }
 }
+// Block `idx` of a launch over (window, head) with its K (col0 = D) or V (col0 = 2D) columns
+// transposed into bt.
+template <class T>
+KOKKOS_INLINE_FUNCTION AttentionTile small_window_block(std::int64_t idx, int heads, const int* offsets,
+                                                        const int* members, const T* qkv, int D, int col0,
+                                                        int dh, T* KOKKOS_RESTRICT bt) {
+  const AttentionTile a = attention_tile(idx, 1, heads, offsets);
+  transpose_small(qkv, 3 * std::int64_t(D), col0 + a.head * dh, members + a.begin, a.size, dh, bt);
+  return a;
+}
 }  // namespace detail
 
 template <class T>
@@ -274,11 +284,11 @@ class WindowAttention {
             Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H),
             KOKKOS_LAMBDA(const std::int64_t idx) {
               constexpr int R = detail::kAttentionRows, W = detail::kSmallWindow;
-              const auto a = detail::attention_tile(idx, 1, H, offs.data());
+              T kt[kMaxHeadDim * W];
+              const auto a =
+                  detail::small_window_block(idx, H, offs.data(), mem.data(), qkv.data(), D, D, dh, kt);
               const int h = a.head, size = a.size;
               const int* tok = &mem(a.begin);
-              T kt[kMaxHeadDim * W];
-              detail::transpose_small(qkv.data(), 3 * D, D + h * dh, tok, size, dh, kt);
               T* p = &P(a.block * wmax * wmax);
               int first = 0;
               for (; first + R <= size; first += R)
@@ -358,11 +368,11 @@ class WindowAttention {
             Kokkos::RangePolicy<ExecSpace>(0, std::int64_t(win.count) * H),
             KOKKOS_LAMBDA(const std::int64_t idx) {
               constexpr int R = detail::kAttentionRows, W = detail::kSmallWindow;
-              const auto a = detail::attention_tile(idx, 1, H, offs.data());
+              T vt[kMaxHeadDim * W];
+              const auto a =
+                  detail::small_window_block(idx, H, offs.data(), mem.data(), qkv.data(), D, 2 * D, dh, vt);
               const int h = a.head, size = a.size;
               const int* tok = &mem(a.begin);
-              T vt[kMaxHeadDim * W];
-              detail::transpose_small(qkv.data(), 3 * D, 2 * D + h * dh, tok, size, dh, vt);
               const std::int64_t base = a.block * wmax * wmax;
               // The rows (dQ, and dS for the columns) first, as the two launches below do.
               int first = 0;
