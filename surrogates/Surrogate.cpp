@@ -358,7 +358,6 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
   // starts[h - 1]: the samples that begin h chained pairs (a pushforward step of horizon h).
   const int horizon = std::max(1, m_config.pushforward_steps);
   std::vector<std::vector<std::int64_t>> starts(horizon);
-  std::vector<int> run;  // run[i]: chained pairs in a row from sample i
   if (m_config.pushforward > 0.0) {
     const auto& own = m_impl->dataset;
     const std::int64_t n = own.size(), cells = own.cells();
@@ -376,7 +375,7 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
       ok[i] = err <= 1e-9 * std::max(ref, 1e-300) ? 1 : 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, ok.data(), int(ok.size()), MPI_INT, MPI_MIN, m_decomp.comm());
-    run.assign(ok.size() + 1, 0);
+    std::vector<int> run(ok.size() + 1, 0);  // chained pairs in a row from i
     for (std::size_t i = ok.size(); i-- > 0;) run[i] = ok[i] ? 1 + run[i + 1] : 0;
     for (std::size_t i = 0; i < ok.size(); ++i)
       for (int h = 1; h <= std::min(run[i], horizon); ++h) starts[h - 1].push_back(std::int64_t(i));
@@ -393,79 +392,6 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   const int pf_from = steps / 4;
   stats.first_step = m_impl->steps_done;
-  if (m_config.pushforward_replay && !starts[0].empty()) {
-    // Pushforward with chains carried across steps: every batch slot follows a chain of its own.
-    // A step learns from each slot's current state; the state then advances by that step's own
-    // prediction (detached) and the target becomes the rest of the way to the next sample's
-    // state, as in the loop below, so a step costs one forward and backward whatever the depth.
-    // A slot's chain continues with probability `pushforward` while the trajectory goes on and
-    // it is shallower than pushforward_steps; else the slot starts afresh from a drawn sample.
-    // The states carried were predicted by the weights of the steps before (at most
-    // pushforward_steps old).
-    const std::size_t B = std::size_t(m_config.batch_size);
-    std::vector<std::int64_t> start(B, 0);
-    std::vector<int> depth(B, -1);  // -1: the slot starts afresh at the next step
-    Matrix<T> chain_in, chain_out;
-    for (int s = m_impl->steps_done; s < steps; ++s) {
-      std::vector<std::int64_t> idx(B);
-      for (std::size_t b = 0; b < B; ++b) {
-        if (depth[b] < 0) {
-          start[b] = pick(m_impl->gen);
-          depth[b] = 0;
-        }
-        idx[b] = start[b];
-      }
-      ds.make_batch(idx, nz, mc, layout, in, out);
-      const std::int64_t tpt = layout.tokens_per_tile();
-      for (std::size_t b = 0; b < B; ++b)
-        if (depth[b] > 0) {
-          const auto slot = std::make_pair(std::int64_t(b) * tpt, std::int64_t(b + 1) * tpt);
-          Kokkos::deep_copy(Kokkos::subview(in, slot, Kokkos::ALL),
-                            Kokkos::subview(chain_in, slot, Kokkos::ALL));
-          Kokkos::deep_copy(Kokkos::subview(out, slot, Kokkos::ALL),
-                            Kokkos::subview(chain_out, slot, Kokkos::ALL));
-        }
-      if (m_config.window_shift)
-        layout.set_window_origin(window_origin(m_config.seed, std::uint64_t(s), mc.window));
-      // The decisions for the next step: the same draws on every rank (a generator seeded alike
-      // everywhere), applied to each rank's own slots.
-      std::mt19937_64 g(m_config.seed ^ (0x9e3779b97f4a7c15ULL * std::uint64_t(s + 1)));
-      std::vector<std::int64_t> next(B);
-      std::vector<double> ratio(B, 1.0);
-      bool any = false;
-      for (std::size_t b = 0; b < B; ++b) {
-        const std::int64_t j = start[b] + depth[b];  // the sample whose state the slot holds
-        const bool go = s + 1 >= pf_from && coin(g) < m_config.pushforward && depth[b] < horizon &&
-                        j < std::int64_t(run.size()) && run[std::size_t(j)] > 0;
-        next[b] = go ? j + 1 : j;
-        ratio[b] =
-            go ? m_impl->amplitude[std::size_t(j + 1)] / m_impl->amplitude[std::size_t(start[b])] : 1.0;
-        depth[b] = go ? depth[b] + 1 : -1;
-        any = any || go;
-      }
-      if (any) {
-        ensure_shape(chain_in, "mantissa::surrogates::Surrogate::chain_in", in.extent(0), in.extent(1));
-        ensure_shape(chain_out, "mantissa::surrogates::Surrogate::chain_out", out.extent(0), out.extent(1));
-        Kokkos::deep_copy(chain_in, in);
-        Kokkos::deep_copy(chain_out, out);
-      }
-      if (m_config.noise > 0.0) add_noise(in, out, m_config.noise, mc, nz, m_impl->gen);
-      const StepResult r = trainer.step(layout, in, out, mask);
-      if (any) {
-        ds.make_batch(next, nz, mc, layout1, in1, out1);
-        detail::pushforward_batch(chain_in, chain_out, out1, trainer.output(), ratio, tpt, mc, nz);
-      }
-      stats.loss.push_back(r.loss);
-      stats.skipped_steps += r.skipped ? 1 : 0;
-      m_impl->steps_done = s + 1;
-      if (s + 1 < steps && stop && stop()) {
-        stats.stopped = true;
-        break;
-      }
-    }
-    stats.steps_done = m_impl->steps_done;
-    return;
-  }
   for (int s = m_impl->steps_done; s < steps; ++s) {
     // The same decision on every rank (data-parallel steps are collective): one draw from a
     // generator seeded alike everywhere.
@@ -837,8 +763,7 @@ std::string Surrogate::describe() const {
   if (m_config.pushforward > 0.0)
     os << "; pushforward " << m_config.pushforward
        << (m_config.pushforward_steps > 1 ? " over 1-" + std::to_string(m_config.pushforward_steps) + " steps"
-                                          : std::string())
-       << (m_config.pushforward_replay ? ", chains carried across steps" : "");
+                                          : std::string());
   os << "\n"
      << "GEMM paths: " << gemm_backends();
   return os.str();

@@ -60,11 +60,6 @@ struct SurrogateConfig {
   // Horizon of a pushforward step: it chains h of the model's own predictions (each detached,
   // no gradient through them) before the step it learns, h drawn uniformly from 1 to this.
   int pushforward_steps = 1;
-  // Pushforward chains carried across training steps (Surrogate::train_steps): a step's own
-  // prediction advances its batch slots' states for the next step, so that a pushforward step
-  // costs one forward and backward instead of h + 1 forwards and a backward. Each slot's chain
-  // continues with probability `pushforward`, up to pushforward_steps predictions deep.
-  bool pushforward_replay = false;
 };
 
 struct TrainStats {

@@ -76,11 +76,6 @@ void register_schema(Schema& s) {
             "horizon of a pushforward step: it chains h of the model's own predictions (no gradient through "
             "them) before the step it learns, h drawn uniformly from 1 to this",
             1, 1, 64);
-  s.boolean("surrogate.train.pushforward_replay",
-            "carry pushforward chains across steps: each step's own prediction advances its samples' states, "
-            "which the next step learns from, so a step costs one forward and backward at any depth; a chain "
-            "continues with probability pushforward up to pushforward_steps predictions",
-            false);
   s.real("surrogate.train.loss_scale", "initial loss scale for fp16 (halved on overflow)", 65536.0, 1.0,
          1e30);
   s.integer("surrogate.train.loss_scale_growth_interval", "good fp16 steps before the loss scale doubles",
@@ -118,7 +113,6 @@ SurrogateConfig config_from_deck(const Deck& deck) {
   c.noise = deck.get_real("surrogate.train.noise");
   c.pushforward = deck.get_real("surrogate.train.pushforward");
   c.pushforward_steps = int(deck.get_int("surrogate.train.pushforward_steps"));
-  c.pushforward_replay = deck.get_bool("surrogate.train.pushforward_replay");
   auto& o = c.optimizer;
   o.learning_rate = deck.get_real("surrogate.train.learning_rate");
   o.min_learning_rate = deck.get_real("surrogate.train.min_learning_rate");

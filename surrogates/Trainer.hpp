@@ -49,10 +49,6 @@ class Trainer {
   void predict(const TokenLayout& layout, const Matrix<T>& inputs, Matrix<T>& out,
                const RowMask& counted_rows = {});
 
-  // The model's output (skip included) of the last step or evaluate: a pushforward chain
-  // advances by it (Surrogate::train_steps).
-  const Matrix<T>& output() const { return m_out; }
-
   // A fixed skip added to the model's output in step, evaluate and predict (Extrapolation.hpp);
   // empty (the default): the output is the model's alone.
   void set_skip(const LinearSkip& skip) { m_skip = skip; }

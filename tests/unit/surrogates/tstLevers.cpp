@@ -2,8 +2,7 @@
 //  - pushforward: with an exact prediction, the batch a pushforward step learns from is the batch
 //    of the sample it chained to (the state after sample i+h, its change as the target), in
 //    sample i's amplitude units, for chains of 1 and 2 predictions; training takes pushforward
-//    steps only after the first quarter and only where the samples continue each other; chains
-//    carried across steps learn from the batches fresh chains do.
+//    steps only after the first quarter and only where the samples continue each other.
 //  - extrapolation = linear: the prediction is the network's plus exactly K (u^n - u^{n-1}).
 //  - window_shift: the window grid moves by a whole number of patches (positions stay), and a
 //    surrogate with it predicts differently from one prediction to the next, deterministically.
@@ -17,7 +16,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -259,49 +257,6 @@ TEST(SurrogateLevers, PushforwardIsUsedAfterTheFirstQuarterWhereSamplesChain) {
     const auto c = train_losses(plain, shuffled), e = train_losses(pf, shuffled);
     for (int s = 0; s < 12; ++s) EXPECT_EQ(c[s], e[s]) << "step " << s << " (no chained pairs)";
   }
-}
-
-// Pushforward chains carried across steps (pushforward_replay) learn from the same batches as
-// pushforward with fresh chains: with a learning rate that rounds to 0 (the weights stay the
-// seed's) and one
-// sample a step, every loss a carried chain gives is one that training without pushforward or
-// with fresh chains of depth 1 or 2 gives, bit for bit (the state advanced by the step's own
-// prediction is the state a fresh chain predicts), steps of depth 2 occur, and none before the
-// first quarter.
-TEST(SurrogateLevers, PushforwardChainsCarriedAcrossStepsLearnTheFreshChainsBatches) {
-  auto plain = surrogate_config(ms::InputScaling::amplitude);
-  plain.batch_size = 1;
-  // The smallest rate the config takes: it rounds to 0 in fp32, the training precision.
-  plain.optimizer.learning_rate = 1e-300;
-  plain.optimizer.min_learning_rate = 1e-300;
-  plain.optimizer.total_steps = 40;
-  auto fresh = plain;
-  fresh.pushforward = 1.0;
-  fresh.pushforward_steps = 2;
-  auto carried = fresh;
-  carried.pushforward_replay = true;
-  const std::vector<int> three{0, 1, 2};  // samples 0 -> 1 -> 2 chain: depth 2 only from 0
-  auto distinct = [](const std::vector<double>& v, std::size_t from) {
-    std::vector<double> d;
-    for (std::size_t k = from; k < v.size(); ++k)
-      if (std::find(d.begin(), d.end(), v[k]) == d.end()) d.push_back(v[k]);
-    return d;
-  };
-  const auto a = train_losses(plain, three), b = train_losses(fresh, three), c = train_losses(carried, three);
-  ASSERT_EQ(c.size(), 40u);
-  const auto one = distinct(a, 0);  // the three samples' own losses
-  ASSERT_EQ(one.size(), 3u);
-  auto known = distinct(b, 10);  // depth 1 from samples 0 and 1, depth 2 from sample 0
-  for (double l : one) EXPECT_EQ(std::find(known.begin(), known.end(), l), known.end()) << "fresh chains";
-  ASSERT_EQ(known.size(), 3u);
-  std::vector<double> seen;  // the chained losses the carried chains gave
-  for (std::size_t k = 0; k < c.size(); ++k) {
-    const bool own = std::find(one.begin(), one.end(), c[k]) != one.end();
-    const bool chained = std::find(known.begin(), known.end(), c[k]) != known.end();
-    EXPECT_TRUE(own || (chained && k >= 10)) << "step " << k << ": loss " << c[k];
-    if (chained && std::find(seen.begin(), seen.end(), c[k]) == seen.end()) seen.push_back(c[k]);
-  }
-  EXPECT_EQ(seen.size(), 3u) << "depth 1 from samples 0 and 1 and depth 2 from sample 0";
 }
 
 // extrapolation = linear adds K (p^n - p^{n-1}) to the network's prediction (same weights: the
