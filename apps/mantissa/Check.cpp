@@ -3,6 +3,7 @@
 
 #include <mantissa/core/Error.hpp>
 #include <mantissa/mesh/MeshDeck.hpp>
+#include <mantissa/workflow/Campaign.hpp>
 #include <mantissa/workflow/CampaignConfig.hpp>
 #include <mantissa/workflow/RunDirectory.hpp>
 #include <mantissa/workflow/Schema.hpp>
@@ -118,6 +119,22 @@ void check_seismic(const Deck& deck, const Grid& grid, MPI_Comm comm) {
   }
   MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_DOUBLE, MPI_MIN, comm);
   seismic::check_config(c, grid, range[0], -range[1]);
+  // The surrogate's experiment lists name shots the deck has (Campaign::check_experiments, here
+  // before anything is allocated).
+  const workflow::CampaignConfig cfg = workflow::config_from_deck(deck);
+  if (cfg.surrogate.enabled) {
+    const int shots = static_cast<int>(std::max<std::size_t>(1, c.shots.size()));
+    for (const auto& [key, list] :
+         {std::pair<const char*, const std::vector<int>*>{"campaign.surrogate.train_experiments",
+                                                          &cfg.surrogate.train_experiments},
+          {"campaign.surrogate.heldout_experiments", &cfg.surrogate.heldout_experiments}})
+      for (const int e : *list)
+        if (e >= shots)
+          throw Error(fmt::format(
+              "{}: deck key '{}': shot {} does not exist: the deck's sources name {} shot{} (0 to {}, "
+              "seismic.sources[].shot)",
+              deck.file(), key, e, shots, shots == 1 ? "" : "s", shots - 1));
+  }
   // run.end_time in steps of the solver's own time step (Run.cpp asks a solver for it).
   if (deck.has("run.end_time"))
     checked_steps(deck.get_real("run.end_time"), seismic::effective_dt(c, grid, -range[1]));
@@ -217,6 +234,16 @@ void preflight(const Deck& deck, int ranks, MPI_Comm comm) {
   if (deck.get_string("physics") == "cfd" && deck.has("run.end_time"))
     checked_steps(deck.get_real("run.end_time"), cfd::choose_dt(grid, cfd::config_from_deck(deck)));
 #endif
+  // The campaign's own refusals (Campaign's constructor makes them too, before anything runs).
+  // With run.end_time the steps are known only from the physics' time step (Run.cpp), and some
+  // refusals compare with them: there the Campaign makes them.
+  if (!deck.has("run.end_time")) {
+    try {
+      workflow::validate_config(workflow::config_from_deck(deck));
+    } catch (const Error& e) {
+      throw Error(deck.file() + ": " + e.what());
+    }
+  }
   // The run directory run.output_dir/run.name lies inside run.output_dir (RunDirectory).
   (void)workflow::RunDirectory::join(deck.get_string("run.output_dir"), deck.get_string("run.name"));
 #if MANTISSA_APP_HAS_SURROGATES

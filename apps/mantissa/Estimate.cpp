@@ -177,12 +177,14 @@ RunEstimate estimate_run(const Deck& deck, int ranks, std::int64_t steps) {
                             : 1.0;
   if (sur.enabled && sur.training == "online" && deck.has("surrogate.embed")) {
     const double end = sur.train_steps < 0 ? S : double(sur.train_steps);
+    // Every training experiment (shot) adds its trajectory.
     const double n_train =
-        steps > 0 ? std::max(0.0, std::floor((end - double(sur.start)) / stride) + 1.0) : 0.0;
+        double(std::max<std::size_t>(1, sur.train_experiments.size())) *
+        (steps > 0 ? std::max(0.0, std::floor((end - double(sur.start)) / stride) + 1.0) : 0.0);
     e.host.push_back(
         {"online training states (host)",
-         "campaign.surrogate.train_steps, campaign.surrogate.start, surrogate.steps_per_prediction, "
-         "mesh.n",
+         "campaign.surrogate.train_steps, campaign.surrogate.start, campaign.surrogate.train_experiments, "
+         "surrogate.steps_per_prediction, mesh.n",
          n_train * ref.state_fields * 8.0 * L});
     e.device.push_back({"surrogate training samples", "campaign.surrogate.train_steps, mesh.n",
                         n_train * ref.state_fields * 4.0 * L});
@@ -204,9 +206,15 @@ RunEstimate estimate_run(const Deck& deck, int ranks, std::int64_t steps) {
 
   // Host, per rank: what the campaign keeps while it runs.
   int variants = 1 + static_cast<int>(cfg.variants.size());
-  if (sur.enabled) variants += static_cast<int>(sur.rollout.size()) + (sur.hybrid.enabled ? 1 : 0);
-  e.host.push_back({"reference snapshots (host)", "run.steps or run.end_time, campaign.sample_every, mesh.n",
-                    samples * 8.0 * L});
+  if (sur.enabled)
+    variants += static_cast<int>(sur.rollout.size() * (1 + sur.heldout_experiments.size())) +
+                (sur.hybrid.enabled ? 1 : 0);
+  // Experiment 0's and every held-out experiment's primary field at the sample steps.
+  const double heldout = sur.enabled ? double(sur.heldout_experiments.size()) : 0.0;
+  e.host.push_back(
+      {"reference snapshots (host)",
+       "run.steps or run.end_time, campaign.sample_every, campaign.surrogate.heldout_experiments, mesh.n",
+       (1.0 + heldout) * samples * 8.0 * L});
   double receivers = static_cast<double>(deck.count("seismic.receivers"));
   if (deck.has("seismic.receiver_line.count"))
     receivers += static_cast<double>(deck.get_int("seismic.receiver_line.count"));

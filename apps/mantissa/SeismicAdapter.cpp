@@ -171,6 +171,7 @@ class SeismicModel final : public workflow::PhysicsModel {
                   std::to_string(num_experiments()) + " shots (seismic.sources[].shot)");
     m_shot = shot;
   }
+  std::string experiment_name(int shot) const override { return "shot " + std::to_string(shot); }
 
   // p and p_old in the storage type, the CPML memory variables in the compute type (state()'s order).
   std::vector<Precision> state_storage() const override {

@@ -138,7 +138,10 @@ class SeismicReport final : public workflow::ReportSection {
   std::string md_intro(const Campaign& /*c*/) const override {
     if (num_shots() <= 1) return "";
     return "The deck has " + std::to_string(num_shots()) +
-           " shots: the reference and every physics variant run each of them (surrogates run shot 0); the "
+           " shots: the reference and every physics variant run each of them (the surrogate trains on the "
+           "shots of "
+           "campaign.surrogate.train_experiments and its held-out rollouts run those of "
+           "heldout_experiments); the "
            "accuracy numbers below are shot 0's, every shot's gathers and energy series are in "
            "gathers.h5.\n\n";
   }

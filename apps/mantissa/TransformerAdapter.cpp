@@ -79,6 +79,10 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     for (std::size_t i = 0; i < n; ++i) m_prev.push_back(s[i].field);
   }
 
+  // The next sample starts another trajectory (surrogates::Surrogate finds its pushforward
+  // chains from the samples themselves, so they do not cross into it).
+  void end_trajectory() override { m_prev.clear(); }
+
   workflow::TrainStats train(const std::function<bool()>& stop) override {
     const auto st = m_s.train(m_train_steps, stop);
     workflow::TrainStats out;

@@ -4,7 +4,8 @@
 # executable: a process grid too fine for the stencil's ghost width or an image boundary, a
 # velocity model file that is missing, of the wrong dimension, with a NaN, a spacing of 0, a NaN
 # origin or velocities below the deck's bound; a run name outside run.output_dir; a run.end_time
-# past the step counter; surrogate weights (training: file) that are
+# past the step counter; experiment lists of the surrogate that name a shot the deck does not
+# have or one both trained on and held out; surrogate weights (training: file) that are
 # missing, of another K, with a flipped bit (checksum) or a NaN.
 # usage: check_refuses.sh MANTISSA SOURCE_DIR WORK_DIR TWIN_RUN_DIR [MPIEXEC [MPIEXEC_FLAGS...]]
 # TWIN_RUN_DIR: the campaign e2e test's run directory (its surrogate-trained.h5 is the weights).
@@ -53,6 +54,14 @@ refused "process grid too fine for an image boundary" "image boundary seismic.bo
   mesh.process_grid=[1,2]
 run_refused "process grid too fine for an image boundary" "image boundary seismic.boundaries.y_low" 2 "${rigid[@]}" \
   mesh.process_grid=[1,2]
+# The surrogate's experiment lists (the twin has one shot): a shot it does not have, a shot both
+# trained on and held out (Campaign's own refusals, made by check through workflow::validate_config).
+refused "a held-out shot the deck does not have" "shot 1 does not exist" campaign.surrogate.heldout_experiments=[1]
+run_refused "a held-out shot the deck does not have" "shot 1 does not exist" 2 campaign.surrogate.heldout_experiments=[1]
+refused "a shot both trained on and held out" "is also in campaign.surrogate.train_experiments" \
+  campaign.surrogate.heldout_experiments=[0]
+run_refused "a shot both trained on and held out" "is also in campaign.surrogate.train_experiments" 2 \
+  campaign.surrogate.heldout_experiments=[0]
 # The same deck at a process grid that fits passes the same check.
 run "$exe" check "$deck" "${rigid[@]}" mesh.process_grid=[2,1]
 if [ "$rc" = 0 ] && grep -q ': ok$' out.txt; then ok "check passes the same deck split along x instead"

@@ -6,6 +6,7 @@
 #include <mantissa/workflow/Schema.hpp>
 #include <mantissa/workflow/Signals.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -44,10 +45,14 @@ Campaign::Campaign(CampaignConfig config, const Registry& registry, ModelContext
 Campaign::~Campaign() = default;
 
 void Campaign::validate() const {
+  m_registry.physics(m_cfg.physics);  // throws, naming the choices
+  validate_config(m_cfg);
+}
+
+void validate_config(const CampaignConfig& m_cfg) {
   auto bad = [](const std::string& key, const std::string& what) {
     throw Error("deck key '" + key + "': " + what);
   };
-  m_registry.physics(m_cfg.physics);  // throws, naming the choices
   if (m_cfg.steps < 1) bad("campaign.steps", "must be at least 1");
   if (m_cfg.checkpoint_keep < 1) bad("checkpoint.keep", "must be at least 1 (the newest checkpoint is kept)");
   check_checkpoint_dir(m_cfg.checkpoint_dir);
@@ -84,6 +89,28 @@ void Campaign::validate() const {
           "and campaign.surrogate.train_steps both bound online training; give one of them");
     (void)campaign_time_split(s.start, horizon, m_cfg.sample_every, s.heldout_fraction,
                               "deck key 'campaign.surrogate.heldout_fraction'");  // throws if unsplittable
+  }
+  {
+    const auto& tr = s.train_experiments;
+    const auto& ho = s.heldout_experiments;
+    if (tr.empty())
+      bad("campaign.surrogate.train_experiments", "is empty; give at least one experiment (0: the first)");
+    if (s.training != "online" && !(tr.size() == 1 && tr[0] == 0))
+      bad("campaign.surrogate.train_experiments",
+          "selects what online training uses, but campaign.surrogate.training is '" + s.training +
+              "'; remove the key or train online");
+    for (std::size_t i = 0; i < tr.size(); ++i)
+      if (std::count(tr.begin(), tr.end(), tr[i]) > 1)
+        bad("campaign.surrogate.train_experiments", "names experiment " + std::to_string(tr[i]) + " twice");
+    for (std::size_t i = 0; i < ho.size(); ++i) {
+      if (std::count(ho.begin(), ho.end(), ho[i]) > 1)
+        bad("campaign.surrogate.heldout_experiments", "names experiment " + std::to_string(ho[i]) + " twice");
+      if (s.training == "online" && std::count(tr.begin(), tr.end(), ho[i]) > 0)
+        bad("campaign.surrogate.heldout_experiments", "experiment " + std::to_string(ho[i]) +
+                                                          " is also in campaign.surrogate.train_experiments: "
+                                                          "a held-out experiment must be one training "
+                                                          "never saw; remove it from one of the two lists");
+    }
   }
   if (horizon % m_cfg.sample_every != 0 && horizon != m_cfg.steps)
     bad("campaign.surrogate.horizon",
@@ -125,6 +152,24 @@ std::string Campaign::memory_note() const {
   return os.str();
 }
 
+void Campaign::check_experiments() const {
+  // The experiment lists against the physics' experiments, before anything runs (the model is
+  // made only where a list names an experiment other than 0).
+  const auto& s = m_cfg.surrogate;
+  int top = 0;
+  for (const int e : s.train_experiments) top = std::max(top, e);
+  for (const int e : s.heldout_experiments) top = std::max(top, e);
+  if (top == 0) return;
+  const int n = std::max(1, m_ctx->make_physics(m_ctx->reference_precision())->num_experiments());
+  for (const char* key : {"campaign.surrogate.train_experiments", "campaign.surrogate.heldout_experiments"})
+    for (const int e :
+         std::string(key).find("train") != std::string::npos ? s.train_experiments : s.heldout_experiments)
+      if (e >= n)
+        throw Error("deck key '" + std::string(key) + "': experiment " + std::to_string(e) +
+                    " does not exist: the " + m_cfg.physics + " deck has " + std::to_string(n) + " (0 to " +
+                    std::to_string(n - 1) + "; seismic: seismic.sources[].shot)");
+}
+
 Campaign::Outcome Campaign::run() {
   auto& cur = m_ctx->cursor();
   if (m_resume_requested) {
@@ -147,6 +192,7 @@ Campaign::Outcome Campaign::run() {
   if (m_cfg.surrogate.enabled) {
     auto& sur = m_ctx->surrogate();
     if (m_resumed && m_ctx->training().done) sur.load(m_ctx->trained_path());
+    check_experiments();
   }
   // run.wall_time_limit forecasts a checkpoint's write from the ones before; before the first
   // of this process (a fresh run) from one small durable write timed now.

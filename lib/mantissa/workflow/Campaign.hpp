@@ -31,6 +31,11 @@
 
 namespace mantissa::workflow {
 
+// The campaign's own refusals of a configuration (keys that contradict each other, lists that
+// name an experiment twice, ...), the same for `mantissa check` (apps/mantissa/Check.cpp) and
+// for a Campaign, which calls it on construction. Throws mantissa::Error naming the deck key.
+void validate_config(const CampaignConfig& cfg);
+
 class Campaign {
  public:
   enum class Outcome { finished, stopped };
@@ -67,6 +72,8 @@ class Campaign {
 
  private:
   void validate() const;
+  // The surrogate's experiment lists against the physics' experiments (makes a model if needed).
+  void check_experiments() const;
 
   CampaignConfig m_cfg;
   const Registry& m_registry;

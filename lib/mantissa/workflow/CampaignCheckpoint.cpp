@@ -184,6 +184,20 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
     fields.push_back(io::field_ref("ref." + std::to_string(kv.first), keep.back()));
   }
   a.set("campaign.ref_steps", ref_steps).set("campaign.ref_ghosts", ref_ghosts);
+  // The held-out experiments' reference snapshots (campaign.surrogate.heldout_experiments).
+  std::vector<std::int64_t> exp_ids, exp_steps, exp_ghosts;
+  for (const auto& ekv : ref.experiment_snapshots)
+    for (const auto& kv : ekv.second) {
+      exp_ids.push_back(ekv.first);
+      exp_steps.push_back(kv.first);
+      exp_ghosts.push_back(kv.second.ghost[0]);
+      keep.push_back(to_field(kv.second, decomp, "mantissa::workflow::CampaignCheckpoint::ref_experiment"));
+      fields.push_back(
+          io::field_ref("ref.e" + std::to_string(ekv.first) + "." + std::to_string(kv.first), keep.back()));
+    }
+  a.set("campaign.ref_experiment_ids", exp_ids)
+      .set("campaign.ref_experiment_steps", exp_steps)
+      .set("campaign.ref_experiment_ghosts", exp_ghosts);
   std::vector<std::int64_t> train_ghosts;
   for (std::size_t n = 0; n < ref.train_samples.size(); ++n)
     for (std::size_t i = 0; i < ref.train_samples[n].size(); ++i) {
@@ -193,7 +207,9 @@ void CampaignCheckpoint::write(PhaseContext& ctx, const State* state, double tim
       fields.push_back(io::field_ref("train." + std::to_string(n) + "." + std::to_string(i), keep.back()));
     }
   a.set("campaign.train_count", std::int64_t(ref.train_samples.size()))
-      .set("campaign.train_ghosts", train_ghosts);
+      .set("campaign.train_ghosts", train_ghosts)
+      .set("campaign.train_experiment",
+           std::vector<std::int64_t>(ref.train_experiment.begin(), ref.train_experiment.end()));
 
   // Results (the same on every rank) and the gathered snapshots (rank 0 holds them; the others
   // know their names).
@@ -406,12 +422,32 @@ void CampaignCheckpoint::read_file(PhaseContext& ctx, const std::string& file) {
     const auto ref_ghosts = a.get_ints("campaign.ref_ghosts");
     for (std::size_t i = 0; i < ref_steps.size(); ++i)
       ref.snapshots[ref_steps[i]] = read_host("ref." + std::to_string(ref_steps[i]), ref_ghosts.at(i));
+    // Absent from checkpoints written before held-out experiments existed: none, and every
+    // training state is experiment 0's.
+    if (a.has("campaign.ref_experiment_ids")) {
+      const auto ids = a.get_ints("campaign.ref_experiment_ids");
+      const auto steps = a.get_ints("campaign.ref_experiment_steps");
+      const auto ghosts = a.get_ints("campaign.ref_experiment_ghosts");
+      if (steps.size() != ids.size() || ghosts.size() != ids.size())
+        throw Error("its held-out experiments' snapshot lists disagree in length");
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        ref.experiment_snapshots[int(ids[i])][steps[i]] =
+            read_host("ref.e" + std::to_string(ids[i]) + "." + std::to_string(steps[i]), ghosts[i]);
+    }
     const auto train_ghosts = a.get_ints("campaign.train_ghosts");
     for (std::int64_t n = 0; n < a.get_int("campaign.train_count"); ++n) {
       std::vector<HostField> smp;
       for (std::size_t i = 0; i < train_ghosts.size(); ++i)
         smp.push_back(read_host("train." + std::to_string(n) + "." + std::to_string(i), train_ghosts[i]));
       ref.train_samples.push_back(std::move(smp));
+    }
+    if (a.has("campaign.train_experiment")) {
+      for (const auto e : a.get_ints("campaign.train_experiment")) ref.train_experiment.push_back(int(e));
+      if (ref.train_experiment.size() != ref.train_samples.size())
+        throw Error("it lists the experiments of " + std::to_string(ref.train_experiment.size()) +
+                    " training states, but holds " + std::to_string(ref.train_samples.size()));
+    } else {
+      ref.train_experiment.assign(ref.train_samples.size(), 0);
     }
     pending_names = split_lines(a.get_string("campaign.state"));
     const auto state_ghosts = a.get_ints("campaign.state_ghosts");

@@ -64,6 +64,12 @@ struct SurrogateSpec {
   // window [start, horizon] is not trained on; every rollout precision is then run twice, on
   // the training window (in-sample) and from the split to the horizon (held-out). 0: none.
   double heldout_fraction = 0.0;
+  // Experiments (PhysicsModel::num_experiments; seismic: shots) whose reference trajectories
+  // train the surrogate online, in this order, and experiments it never trains on, each rolled
+  // out in every rollout precision from `start` to the horizon and scored against that
+  // experiment's reference (report: held-out <experiment>).
+  std::vector<int> train_experiments{0};
+  std::vector<int> heldout_experiments;
   HybridSpec hybrid;
 };
 

@@ -52,6 +52,18 @@ std::vector<PhaseSpec> precision_campaign_plan(const CampaignConfig& cfg, const 
       out.push_back(
           {"rollout-heldout", name, PrecisionSet{{role::storage, p}, {role::compute, p}}, "surrogate"});
     }
+  // The same rollouts, from `start` to the horizon, on each experiment training never saw
+  // (campaign.surrogate.heldout_experiments).
+  for (const int e : s.heldout_experiments)
+    for (const auto p : s.rollout) {
+      const std::string name = "surrogate-" + std::string(to_string(p)) + "-experiment" + std::to_string(e);
+      out.push_back({"rollout-experiment",
+                     name,
+                     PrecisionSet{{role::storage, p}, {role::compute, p}},
+                     "surrogate",
+                     {},
+                     e});
+    }
   if (s.hybrid.enabled) {
     const auto p = s.hybrid.precision;
     const std::string name = "hybrid-" + std::string(to_string(p));
@@ -85,6 +97,9 @@ const CampaignKinds& CampaignKinds::builtin() {
     c.add_phase("rollout", [](const PhaseSpec& s) { return std::make_unique<RolloutPhase>(s); });
     c.add_phase("rollout-heldout",
                 [](const PhaseSpec& s) { return std::make_unique<RolloutPhase>(s, RolloutWindow::heldout); });
+    c.add_phase("rollout-experiment", [](const PhaseSpec& s) {
+      return std::make_unique<RolloutPhase>(s, RolloutWindow::experiment);
+    });
     c.add_phase("hybrid", [](const PhaseSpec& s) { return std::make_unique<HybridPhase>(s); });
     c.add_phase("timing-reference",
                 [](const PhaseSpec& s) { return std::make_unique<PhysicsPhase>(s, true, true); });

@@ -26,6 +26,9 @@ struct PhaseSpec {
   std::string result_kind;  // the kind its VariantResult carries in the report; "" = no result
   // The phases this one acts on (the speed phase: the physics phases whose stepping it times).
   std::vector<PhaseSubject> subjects = {};
+  // The experiment a rollout runs and is scored on (PhysicsModel::select_experiment; 0 unless a
+  // held-out experiment's rollout, campaign.surrogate.heldout_experiments).
+  int experiment = 0;
 };
 
 class Phase {

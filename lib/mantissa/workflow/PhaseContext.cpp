@@ -195,7 +195,9 @@ double PhaseContext::checkpoint_bytes(bool with_state) const {
   const auto& n = m_models.decomp->grid().n;
   const double field = double(n[0]) * double(n[1]) * double(n[2]) * double(sizeof(double));
   const double states = double(m_ref.state_names.size());
-  return field * ((with_state ? states : 0.0) + double(m_ref.snapshots.size()) +
+  double held = 0.0;
+  for (const auto& kv : m_ref.experiment_snapshots) held += double(kv.second.size());
+  return field * ((with_state ? states : 0.0) + double(m_ref.snapshots.size()) + held +
                   double(m_ref.train_samples.size()) * states + double(m_snapshots.size()));
 }
 
@@ -223,8 +225,12 @@ double PhaseContext::projected_checkpoint_bytes() const {
           ++m_train_final;
     }
   }
+  // Every training experiment adds its states, every held-out one its snapshots.
+  const double train_experiments = double(std::max<std::size_t>(1, s.train_experiments.size()));
+  const double heldout = s.enabled ? double(s.heldout_experiments.size()) : 0.0;
   const double end =
-      field * (states + ref_final + double(m_train_final) * states + double(m_snapshots.size()) + 1.0);
+      field * (states + ref_final * (1.0 + heldout) + double(m_train_final) * train_experiments * states +
+               double(m_snapshots.size()) + 1.0);
   return std::max(now, end);
 }
 
@@ -381,17 +387,20 @@ std::string PhaseContext::locate_nonfinite(PhysicsModel& model) const {
          std::to_string(y) + ", " + std::to_string(z) + ")";
 }
 
-double PhaseContext::energy_error(std::int64_t step, double energy, bool is_ref) const {
-  // Energy against the reference at the same step, relative to the reference's largest
-  // energy: sources inject energy and absorbing layers remove it, so a variant is judged by
-  // how far its energy history departs from the reference's, not from E(0) (which is 0 for
-  // a run that starts at rest).
+double PhaseContext::energy_error(int experiment, std::int64_t step, double energy, bool is_ref) const {
+  // Energy against the reference's (of the same experiment) at the same step, relative to the
+  // reference's largest energy: sources inject energy and absorbing layers remove it, so a
+  // variant is judged by how far its energy history departs from the reference's, not from E(0)
+  // (which is 0 for a run that starts at rest).
   if (is_ref) return 0.0;
-  const auto& ref = m_results.front();
+  const auto& r0 = m_results.front();
+  const auto& steps = experiment == 0 ? r0.steps : r0.extra_experiments.at(std::size_t(experiment - 1)).steps;
+  const auto& energies =
+      experiment == 0 ? r0.energy : r0.extra_experiments.at(std::size_t(experiment - 1)).energy;
   double emax = 0.0;
-  for (double e : ref.energy) emax = std::fmax(emax, std::fabs(e));
-  for (std::size_t i = 0; i < ref.steps.size(); ++i)
-    if (ref.steps[i] == step) return (energy - ref.energy[i]) / (emax > 0.0 ? emax : 1.0);
+  for (double e : energies) emax = std::fmax(emax, std::fabs(e));
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i] == step) return (energy - energies[i]) / (emax > 0.0 ? emax : 1.0);
   return nan_v;
 }
 
@@ -400,7 +409,9 @@ void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment,
   PhaseTimer sw("campaign::record");
   r.trace_stride = trace_stride;
   const std::string where = experiment > 0 ? " (experiment " + std::to_string(experiment) + ")" : "";
-  if (step % trace_stride == 0) {
+  // Probes are recorded for the experiments a phase runs; a rollout on a held-out experiment
+  // (r.experiment > 0) records none (its probes would have no reference of its own to meet).
+  if (step % trace_stride == 0 && r.experiment == 0) {
     const std::string bad = m_recorder->record(r, experiment, step, model);
     if (!bad.empty()) {
       fail(r, step, model.time(), bad + where);
@@ -412,11 +423,15 @@ void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment,
     const auto d = model.diagnostics();
     if (!d.finite) {
       fail(r, step, model.time(), "non-finite value in " + d.where + locate_nonfinite(model) + where);
-    } else if (experiment > 0) {
+    } else if (experiment != r.experiment) {
       ExperimentRecord& rec = r.extra_experiments.at(static_cast<std::size_t>(experiment - 1));
       rec.steps.push_back(step);
       rec.times.push_back(model.time());
       rec.energy.push_back(d.energy());
+      // A held-out experiment's reference keeps its primary field, for the rollouts on it.
+      if (is_ref && is_heldout_experiment(experiment))
+        m_ref.experiment_snapshots[experiment][step] =
+            to_host(model.state()[0].field, "mantissa::workflow::PhaseContext::sample");
     } else {
       const auto st = model.state();
       HostField h = to_host(st[0].field, "mantissa::workflow::PhaseContext::sample");
@@ -425,16 +440,14 @@ void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment,
         e = field_error(comm(), h, h);
         m_ref.snapshots[step] = h;
       } else {
-        auto it = m_ref.snapshots.find(step);
-        MANTISSA_ASSERT(it != m_ref.snapshots.end(), "no reference snapshot at step " << step);
-        e = field_error(comm(), h, it->second);
+        e = field_error(comm(), h, reference_snapshot(experiment, step));
       }
       r.steps.push_back(step);
       r.times.push_back(model.time());
       r.rel_l2.push_back(e.rel_l2);
       r.max_error.push_back(e.max_abs);
       r.energy.push_back(d.energy());
-      r.energy_drift.push_back(energy_error(step, d.energy(), is_ref));
+      r.energy_drift.push_back(energy_error(experiment, step, d.energy(), is_ref));
       for (const auto& v : d.values) {
         auto it = std::find_if(r.diagnostics.begin(), r.diagnostics.end(),
                                [&](const DiagnosticSeries& s) { return s.name == v.name; });
@@ -447,15 +460,36 @@ void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment,
     }
   }
   const auto& s = m_cfg.surrogate;
-  if (is_ref && experiment == 0 && s.enabled && s.training == "online" && step % surrogate().stride() == 0 &&
-      step >= s.start && (s.train_steps < 0 || step <= s.train_steps) &&
+  if (is_ref && s.enabled && s.training == "online" &&
+      std::count(s.train_experiments.begin(), s.train_experiments.end(), experiment) > 0 &&
+      step % surrogate().stride() == 0 && step >= s.start && (s.train_steps < 0 || step <= s.train_steps) &&
       step <= surrogate_split().train_end) {
     std::vector<HostField> sample;
     for (const auto& f : model.state())
       sample.push_back(to_host(f.field, "mantissa::workflow::PhaseContext::train_sample"));
     m_ref.train_samples.push_back(std::move(sample));
+    m_ref.train_experiment.push_back(experiment);
   }
   r.time.analysis += sw.stop();
+}
+
+bool PhaseContext::is_heldout_experiment(int experiment) const {
+  const auto& s = m_cfg.surrogate;
+  return s.enabled && std::count(s.heldout_experiments.begin(), s.heldout_experiments.end(), experiment) > 0;
+}
+
+const HostField& PhaseContext::reference_snapshot(int experiment, std::int64_t step) const {
+  const std::map<std::int64_t, HostField>* m = &m_ref.snapshots;
+  if (experiment != 0) {
+    auto e = m_ref.experiment_snapshots.find(experiment);
+    MANTISSA_ASSERT(e != m_ref.experiment_snapshots.end(),
+                    "no reference snapshots of experiment " << experiment);
+    m = &e->second;
+  }
+  auto it = m->find(step);
+  MANTISSA_ASSERT(it != m->end(),
+                  "no reference snapshot of experiment " << experiment << " at step " << step);
+  return it->second;
 }
 
 void PhaseContext::finish(VariantResult& r, PhysicsModel& model) {

@@ -51,8 +51,11 @@ struct Cursor {
 // The reference kept for the later phases (host memory): its primary field at the sample
 // steps and, while the surrogate trains online, the full training states.
 struct ReferenceStore {
-  std::map<std::int64_t, HostField> snapshots;
+  std::map<std::int64_t, HostField> snapshots;  // experiment 0's primary field at its sample steps
+  // The held-out experiments' primary field at their sample steps (heldout_experiments).
+  std::map<int, std::map<std::int64_t, HostField>> experiment_snapshots;
   std::vector<std::vector<HostField>> train_samples;
+  std::vector<int> train_experiment;  // the experiment of each training sample (in order)
   std::vector<std::string> state_names;
   double snapshot_mib = 0.0, train_mib = 0.0;  // on the largest rank
 };
@@ -236,8 +239,10 @@ class PhaseContext {
   // Shared measurement.
   bool is_sample_step(std::int64_t step, std::int64_t last) const;
   // Records `step` of `experiment`: the recorder's probes at multiples of trace_stride, and at
-  // the sample steps the fields against the reference (experiment 0), the diagnostics, and (the
-  // reference's experiment 0, when the surrogate trains online) the training states. `last` is
+  // the sample steps the fields against the reference (of experiment r.experiment: 0, or a
+  // held-out one for a rollout on it), the diagnostics, and (the reference's experiments of
+  // campaign.surrogate.train_experiments, when the surrogate trains online) the training states;
+  // the reference keeps the held-out experiments' primary field at their sample steps. `last` is
   // the phase's final step (always sampled).
   void record(VariantResult& r, PhysicsModel& model, int experiment, std::int64_t step, int trace_stride,
               std::int64_t last, bool is_reference);
@@ -245,9 +250,13 @@ class PhaseContext {
   void finish(VariantResult& r, PhysicsModel& model);
   void fail(VariantResult& r, std::int64_t step, double time, const std::string& what);
   std::string locate_nonfinite(PhysicsModel& model) const;
+  // campaign.surrogate.heldout_experiments names it (and the surrogate is enabled).
+  bool is_heldout_experiment(int experiment) const;
+  // The reference's primary field of `experiment` (0 or a held-out one) at a sample step.
+  const HostField& reference_snapshot(int experiment, std::int64_t step) const;
 
  private:
-  double energy_error(std::int64_t step, double energy, bool is_ref) const;
+  double energy_error(int experiment, std::int64_t step, double energy, bool is_ref) const;
   void gather_snapshot(const std::string& name, PhysicsModel& model);
 
   const CampaignConfig& m_cfg;

@@ -123,9 +123,14 @@ class PhysicsModel {
   // Experiments: runs on the same grid and medium that differ only in their forcing (a seismic
   // survey's shots). initialize() starts the selected one and set_state() continues within it.
   // The campaign runs every experiment of the reference and of each physics variant; the
-  // accuracy numbers, snapshots and the surrogate use experiment 0.
+  // accuracy numbers and snapshots are experiment 0's. The surrogate trains on the experiments
+  // of campaign.surrogate.train_experiments and is scored on those of heldout_experiments.
   virtual int num_experiments() const { return 1; }
   virtual void select_experiment(int /*experiment*/) {}
+  // An experiment in the report's words (seismic: "shot 2").
+  virtual std::string experiment_name(int experiment) const {
+    return "experiment " + std::to_string(experiment);
+  }
 
   virtual StepCost cost_per_step() const = 0;
 

@@ -232,7 +232,10 @@ void PhysicsPhase::after(PhaseContext& ctx) {
   // The phases after this one (surrogate training, rollouts, the hybrid) run in the campaign's mode.
   apply_float_env(mode_of(ctx.config().flush_subnormals));
   // The training states are needed only by an online-trained surrogate.
-  if (m_reference && !ctx.has_surrogate()) ctx.reference_store().train_samples.clear();
+  if (m_reference && !ctx.has_surrogate()) {
+    ctx.reference_store().train_samples.clear();
+    ctx.reference_store().train_experiment.clear();
+  }
 }
 
 }  // namespace mantissa::workflow

@@ -136,6 +136,9 @@ struct VariantResult {
   // the same samples (NaN before the hand-over).
   std::string window;
   std::int64_t handover_step = -1;
+  // The experiment its series are of (PhysicsModel::select_experiment): 0, or the held-out
+  // experiment of a rollout on one (campaign.surrogate.heldout_experiments).
+  std::int64_t experiment = 0;
   std::vector<double> baseline_zero, baseline_persistence, baseline_linear;
 
   // The metric's value; NaN when the recorder did not set it.
@@ -259,6 +262,7 @@ void serialize(Archive& a, VariantResult& r) {
   a.list("extra_shots", r.extra_experiments);
   a("window", r.window);
   a("handover_step", r.handover_step);
+  a("experiment", r.experiment);
   a("baseline_zero", r.baseline_zero);
   a("baseline_persistence", r.baseline_persistence);
   a("baseline_linear", r.baseline_linear);

@@ -23,6 +23,8 @@ const char* to_string(RolloutWindow w) {
       return "held-out";
     case RolloutWindow::whole_run:
       return "whole run";
+    case RolloutWindow::experiment:
+      return "held-out experiment";
   }
   return "";
 }
@@ -43,6 +45,10 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
   SurrogateModel& sur = ctx.surrogate();
   auto physics = ctx.make_physics(ctx.reference_precision());
   ctx.note_model(*physics);
+  // The experiment it runs: 0, or a held-out one (campaign.surrogate.heldout_experiments).
+  const int experiment = m_window == RolloutWindow::experiment ? spec().experiment : 0;
+  r.experiment = experiment;
+  physics->select_experiment(experiment);
   // Each rollout starts from the trained weights and inference state, so that its numbers do
   // not depend on the phases before it, and a resume inside a rollout can repeat the phase
   // from its start (a surrogate's inference state, e.g. fp8 delayed-scaling histories, is
@@ -51,7 +57,8 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
   sur.set_precision(precision);
   const int stride = sur.stride();
   // Probes are sampled where both the surrogate (every stride steps) and the physics'
-  // probe stride have a sample. Rollouts run experiment 0 only (the surrogate learned it).
+  // probe stride have a sample. A rollout runs experiment 0, or the held-out experiment it is
+  // scored on.
   const int trace_stride = std::lcm(stride, ctx.probes().stride);
   const std::int64_t horizon = cfg.surrogate.horizon < 0 ? cfg.steps : cfg.surrogate.horizon;
   r.precision_support = sur.precision_support(precision);
@@ -70,12 +77,21 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
     start = split.heldout_begin;
     end = split.heldout_end;
   }
-  r.window = to_string(m_window);
+  r.window = m_window == RolloutWindow::experiment ? "held-out " + physics->experiment_name(experiment)
+                                                   : std::string(to_string(m_window));
   r.handover_step = start;
   if (start > 0)
     r.description += "; the physics (" + std::string(to_string(cfg.reference_precision)) +
                      ") runs steps 0 to " + std::to_string(start) + ", the surrogate from there";
-  if (m_window == RolloutWindow::heldout)
+  if (m_window == RolloutWindow::experiment) {
+    std::string trained;
+    for (const int e : cfg.surrogate.train_experiments)
+      trained += (trained.empty() ? "" : ", ") + physics->experiment_name(e);
+    r.description +=
+        "; held out: " + physics->experiment_name(experiment) + ", steps " + std::to_string(start) + " to " +
+        std::to_string(end) + ", which training never saw" +
+        (cfg.surrogate.training == "online" ? " (it trained on " + trained + ")" : std::string());
+  } else if (m_window == RolloutWindow::heldout)
     r.description += "; held out: scored on steps " + std::to_string(start) + " to " + std::to_string(end) +
                      ", which training never saw (it trained on steps " + std::to_string(split.train_begin) +
                      " to " + std::to_string(split.train_end) + ")";
@@ -125,12 +141,12 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
     have_h0 = true;
   }
   auto record = [&](std::int64_t step) {
-    ctx.record(r, *physics, 0, step, trace_stride, end, false);
+    ctx.record(r, *physics, experiment, step, trace_stride, end, false);
     if (r.steps.size() <= r.baseline_zero.size()) return;  // no sample taken at this step
     PhaseTimer sb("campaign::baselines");
     double zero = std::nan(""), persistence = zero, linear = zero;
     if (have_h0 && step >= start) {
-      const HostField& ref = ctx.reference_store().snapshots.at(step);
+      const HostField& ref = ctx.reference_snapshot(experiment, step);
       const auto e = rollout_errors(ctx.comm(), ref, ref, h0, h0_old, step - start);
       zero = e.zero;
       persistence = e.persistence;

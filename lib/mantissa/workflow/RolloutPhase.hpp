@@ -13,8 +13,10 @@ namespace mantissa::workflow {
 // What a rollout is scored on (campaign.surrogate.heldout_fraction, PhaseContext::surrogate_split):
 // in_sample: from campaign.surrogate.start to the end of the training window (the horizon when
 // nothing is held out); heldout: from the end of the training window to the horizon, on states
-// the surrogate never trained on; whole_run: from start to the horizon (the hybrid).
-enum class RolloutWindow { in_sample, heldout, whole_run };
+// the surrogate never trained on; whole_run: from start to the horizon (the hybrid); experiment:
+// from start to the horizon of the spec's experiment, one training never saw
+// (campaign.surrogate.heldout_experiments), scored against that experiment's reference.
+enum class RolloutWindow { in_sample, heldout, whole_run, experiment };
 const char* to_string(RolloutWindow w);
 
 class RolloutPhase : public Phase {

@@ -97,7 +97,7 @@ void rollout_json(json::Writer& w, const VariantResult& r) {
   if (!is_rollout(r)) return;
   const auto s = rollout_score(r);
   w.key("rollout").begin_object();
-  w.field("window", r.window).field("handover_step", r.handover_step);
+  w.field("window", r.window).field("handover_step", r.handover_step).field("experiment", r.experiment);
   if (s.stride > 0)
     w.field("stride", s.stride);
   else
@@ -147,7 +147,10 @@ void evaluation_json(json::Writer& w, const CampaignConfig& cfg) {
     w.key("heldout_steps").begin_array().value(split.heldout_begin).value(split.heldout_end).end_array();
   else
     w.key("heldout_steps").null();
-  w.field("in_sample_only", !(split.heldout_end > split.heldout_begin));
+  std::vector<std::int64_t> trained(s.train_experiments.begin(), s.train_experiments.end());
+  std::vector<std::int64_t> heldout(s.heldout_experiments.begin(), s.heldout_experiments.end());
+  w.field("train_experiments", trained).field("heldout_experiments", heldout);
+  w.field("in_sample_only", !(split.heldout_end > split.heldout_begin) && heldout.empty());
   w.field("baselines", std::vector<std::string>{"zero", "persistence", "linear"});
   w.end_object();
 }
@@ -162,12 +165,29 @@ std::string rollout_md(const CampaignConfig& cfg, const std::vector<VariantResul
   const auto split = campaign_time_split(sp.start, horizon, cfg.sample_every, sp.heldout_fraction,
                                          "campaign.surrogate.heldout_fraction");
   os << "\n### Rollouts beside the free baselines\n\n";
+  std::string experiments;
+  for (const auto& r : results)
+    if (r.experiment > 0 && rollout_score(r).valid && experiments.find(r.window) == std::string::npos)
+      experiments += (experiments.empty() ? "" : ", ") + r.window;
+  auto list = [](const std::vector<int>& v) {
+    std::string t;
+    for (const int e : v) t += (t.empty() ? "" : ", ") + std::to_string(e);
+    return t;
+  };
+  if (!sp.heldout_experiments.empty())
+    os << "Online training used the reference trajectories of experiments " << list(sp.train_experiments)
+       << " (campaign.surrogate.train_experiments); the rollouts marked held-out <experiment> ("
+       << (experiments.empty() ? std::string("none ran") : experiments) << ") are scored from step "
+       << sp.start << " to " << horizon
+       << " of an experiment training never saw (campaign.surrogate.heldout_experiments). ";
   if (split.heldout_end > split.heldout_begin)
     os << "Online training used the reference states of steps " << split.train_begin << " to "
        << split.train_end << "; the in-sample rollouts are scored there, the held-out ones from step "
        << split.heldout_begin << " to " << split.heldout_end
        << ", on states training never saw (campaign.surrogate.heldout_fraction " << num(sp.heldout_fraction)
        << ").";
+  else if (!sp.heldout_experiments.empty())
+    os << "The other rollouts are scored on the trajectory the surrogate trained on (in-sample).";
   else
     os << "**In-sample only**: every rollout is scored on the trajectory the surrogate trained on "
           "(campaign.surrogate.heldout_fraction is 0); these numbers say nothing about states it has not "

@@ -145,6 +145,16 @@ void register_schema(Schema& s, const Registry& registry) {
          "sample step); every rollout is then also run from the split to the horizon and scored there, on "
          "states it never trained on (report: held-out); 0: none, the rollouts are in-sample only",
          0.0, 0.0, 0.95);
+  s.int_list("campaign.surrogate.train_experiments",
+             "experiments whose reference trajectories train the surrogate online, in this order (seismic: "
+             "the shots of seismic.sources[].shot); every physics phase runs every experiment, the "
+             "reference keeps the training states of these",
+             std::vector<std::int64_t>{0}, 1, 1024);
+  s.int_list("campaign.surrogate.heldout_experiments",
+             "experiments the surrogate never trains on (seismic: shots): every rollout precision is also "
+             "run on each of them from campaign.surrogate.start to the horizon and scored against its "
+             "reference (report: held-out shot N); empty: none",
+             std::vector<std::int64_t>{}, 0, 1024);
   s.section("campaign.surrogate.hybrid",
             "Surrogate and physics taking turns: an error indicator hands the state back to the physics.");
   s.boolean("campaign.surrogate.hybrid.enabled", "run the hybrid mode", false);
@@ -232,6 +242,18 @@ CampaignConfig config_from_deck(const Deck& deck) {
   s.horizon = deck.get_int("campaign.surrogate.horizon");
   s.start = deck.get_int("campaign.surrogate.start");
   s.heldout_fraction = deck.get_real("campaign.surrogate.heldout_fraction");
+  auto experiments = [&](const char* key) {
+    std::vector<int> out;
+    for (const auto e : deck.get_ints(key)) {
+      if (e < 0 || e > 1000000)
+        throw Error(deck.file() + ": deck key '" + std::string(key) + "': experiment " + std::to_string(e) +
+                    " is not an experiment index (0, 1, ...: seismic.sources[].shot)");
+      out.push_back(static_cast<int>(e));
+    }
+    return out;
+  };
+  s.train_experiments = experiments("campaign.surrogate.train_experiments");
+  s.heldout_experiments = experiments("campaign.surrogate.heldout_experiments");
   auto& h = s.hybrid;
   h.enabled = deck.get_bool("campaign.surrogate.hybrid.enabled");
   h.precision = parse_precision(deck.get_string("campaign.surrogate.hybrid.precision"),

@@ -3,7 +3,8 @@
 // surrogates::Surrogate to it; tests use a small linear stencil surrogate.
 //
 // A surrogate step advances stride() physics steps. The campaign feeds consecutive reference
-// states (one per surrogate step, starting at step 0) with add_sample(), calls train() (once,
+// states (one per surrogate step) with add_sample(), one trajectory per training experiment,
+// each ended by end_trajectory(), calls train() (once,
 // or again after a stop: save(), and in a later run load() and train()), and then predicts from
 // any state in any supported precision.
 #include <mantissa/core/Precision.hpp>
@@ -50,6 +51,9 @@ class SurrogateModel {
 
   // Training data: the reference state at steps 0, stride, 2 stride, ... in order.
   virtual void add_sample(const State& state) = 0;
+  // The samples added so far end a trajectory: the next add_sample() starts another (another
+  // experiment's), and no pair spans the two.
+  virtual void end_trajectory() = 0;
   // Collective. Deterministic for a given deck and rank count (resume relies on it). `stop`
   // (collective) may be asked between optimizer steps; when it says yes the surrogate returns
   // with stopped = true, save() keeps the part-way state, and after load() a new train() ends

@@ -80,6 +80,7 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
   t.mode = s.training;
   // The training states, kept until the one-step error below has been measured on them.
   std::vector<std::vector<HostField>> states;
+  std::vector<int> state_experiment;  // the experiment of each (ReferenceStore::train_experiment)
   auto to_state = [&](const std::vector<HostField>& smp) {
     State st;
     for (std::size_t i = 0; i < smp.size(); ++i) {
@@ -91,10 +92,23 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
     return st;
   };
   if (s.training == "online") {
+    std::string of;
+    if (!(s.train_experiments.size() == 1 && s.train_experiments[0] == 0)) {
+      for (const int e : s.train_experiments) of += (of.empty() ? "" : ", ") + std::to_string(e);
+      of = " of experiments " + of;
+    }
     ctx.log("training the surrogate on " + std::to_string(ref.train_samples.size()) + " reference states" +
-            (s.start > 0 ? " from step " + std::to_string(s.start) : std::string()) + " (" + sur.describe() +
-            ")");
-    for (const auto& smp : ref.train_samples) sur.add_sample(to_state(smp));
+            of + (s.start > 0 ? " from step " + std::to_string(s.start) : std::string()) + " (" +
+            sur.describe() + ")");
+    // One trajectory per experiment: consecutive states of different experiments are no pair.
+    MANTISSA_ASSERT(ref.train_experiment.empty() || ref.train_experiment.size() == ref.train_samples.size(),
+                    "training states and their experiments disagree in number");
+    for (std::size_t n = 0; n < ref.train_samples.size(); ++n) {
+      if (n > 0 && !ref.train_experiment.empty() && ref.train_experiment[n] != ref.train_experiment[n - 1])
+        sur.end_trajectory();
+      sur.add_sample(to_state(ref.train_samples[n]));
+    }
+    sur.end_trajectory();
     // A part-way training of an earlier start continues (same rank count) or starts over.
     bool continued = false;
     if (resumed && cur.get("training_step") > 0) {
@@ -155,6 +169,8 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
       return false;
     }
     states.swap(ref.train_samples);
+    state_experiment.swap(ref.train_experiment);
+    ref.train_experiment.clear();
     remove_partial(ctx);
     cur.phase_state.erase("training_step");
     cur.phase_state.erase("training_ranks");
@@ -200,7 +216,10 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
     const Precision p = !s.rollout.empty() ? s.rollout.front() : s.hybrid.precision;
     sur.set_precision(p);
     double err2 = 0.0, ref2 = 0.0;
+    std::int64_t pairs = 0;
     for (std::size_t n = 0; n + 1 < states.size(); ++n) {
+      if (!state_experiment.empty() && state_experiment[n] != state_experiment[n + 1]) continue;
+      ++pairs;
       State st = to_state(states[n]);
       sur.predict(st, 1);
       const auto e = field_error(
@@ -212,7 +231,7 @@ bool TrainingPhase::run(PhaseContext& ctx, bool resumed) {
         ref2 += e.ref_l2 * e.ref_l2;
       }
     }
-    t.one_step_pairs = static_cast<std::int64_t>(states.size()) - 1;
+    t.one_step_pairs = pairs;
     t.one_step_precision = to_string(p);
     t.one_step_rel_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::nan("");
     const double secs = ev.stop();

@@ -286,11 +286,22 @@ class LinearStencilSurrogate final : public SurrogateModel {
     Kokkos::deep_copy(p.view(), s.at(0).field.view());
     m_samples.push_back(p);
   }
+  // A triple counts only inside one trajectory (a sample index where a new one starts).
+  void end_trajectory() override {
+    if (m_starts.empty() || m_starts.back() != m_samples.size()) m_starts.push_back(m_samples.size());
+  }
 
   TrainStats train(const std::function<bool()>& /*stop: trains in one piece*/) override {
     // Normal equations over all consecutive triples (p^{n-1}, p^n) -> p^{n+1}.
     double ata[9] = {}, atb[3] = {};
+    auto crosses = [&](std::size_t n) {  // samples n - 1 and n + 1 in different trajectories
+      for (const std::size_t b : m_starts)
+        if (b > n - 1 && b <= n + 1) return true;
+      return false;
+    };
     for (std::size_t n = 1; n + 1 < m_samples.size(); ++n) {
+      if (crosses(n)) continue;
+      ++m_triples;
       m_halo.exchange({&m_samples[n]});
       auto pm = m_samples[n - 1].view();
       auto p = m_samples[n].view();
@@ -327,6 +338,7 @@ class LinearStencilSurrogate final : public SurrogateModel {
     st.samples = static_cast<std::int64_t>(m_samples.size());
     st.iterations = 1;
     m_samples.clear();
+    m_starts.clear();
     return st;
   }
 
@@ -379,12 +391,15 @@ class LinearStencilSurrogate final : public SurrogateModel {
   }
 
   const double* coefficients() const { return m_coef; }
+  std::int64_t triples() const { return m_triples; }  // (p^{n-1}, p^n) -> p^{n+1} fitted, all calls
 
  private:
   const Decomposition& m_decomp;
   double m_bias;
   HaloExchange<double> m_halo;
   std::vector<Field<double>> m_samples;
+  std::vector<std::size_t> m_starts;  // where a trajectory ends and the next begins
+  std::int64_t m_triples = 0;
   double m_coef[3] = {0.0, 0.0, 0.0};
   Precision m_prec = Precision::fp64;
 };

@@ -11,10 +11,12 @@
 #include <mantissa/workflow/Report.hpp>
 #include <mantissa/workflow/RolloutReport.hpp>
 #include <mantissa/workflow/RunDirectory.hpp>
+#include <mantissa/workflow/Signals.hpp>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -236,6 +238,156 @@ TEST(WorkflowHeldout, BadSplitsNameTheKey) {
   auto short_window = config();
   short_window.surrogate.start = 50;  // (50, 60) holds no sample step to split at
   expect_refused(short_window, "a window with no sample step inside");
+}
+
+// campaign.surrogate.train_experiments / heldout_experiments: the test physics' experiments start
+// the pulse at different places; the surrogate trains on experiments 0 and 2 and is rolled out
+// on experiment 1, which it never saw.
+mw::CampaignConfig experiments_config() {
+  auto c = config();
+  c.surrogate.heldout_fraction = 0.0;
+  c.surrogate.train_experiments = {0, 2};
+  c.surrogate.heldout_experiments = {1};
+  return c;
+}
+
+mw::test::TestWaveOptions three_experiments() {
+  mw::test::TestWaveOptions o;
+  o.experiments = 3;
+  return o;
+}
+
+Run run_resumable(const mw::CampaignConfig& cfg, const mw::Registry& reg, const std::string& dir, bool resume,
+                  mw::Campaign::Outcome expected) {
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  mw::RunDirectory rd(MPI_COMM_WORLD, dir, resume ? mw::RunMode::resume : mw::RunMode::overwrite);
+  rd.commit();
+  mw::Campaign c(cfg, reg, {nullptr, &decomp}, dir, resume);
+  EXPECT_EQ(c.run(), expected);
+  if (expected == mw::Campaign::Outcome::finished) {
+    mw::ReportInfo info;
+    info.machine = mw::machine_info(MPI_COMM_WORLD);
+    mw::write_report(c, info, dir);
+  }
+  return {c.results(), c.training()};
+}
+
+Fields experiment_at(const mantissa::Decomposition& d, int experiment, std::int64_t step) {
+  mw::test::TestWave<double> w(d, three_experiments());
+  w.select_experiment(experiment);
+  w.initialize();
+  w.step(step);
+  const auto st = w.state();
+  return {mw::to_host(st[0].field, "test::p"), mw::to_host(st[1].field, "test::p_prev")};
+}
+
+TEST(WorkflowHeldout, TrainsOnSomeExperimentsAndScoresAnotherItNeverSaw) {
+  const auto reg = mw::test::test_registry(three_experiments());
+  const std::string dir = scratch("experiments");
+  const auto r = run_resumable(experiments_config(), reg, dir, false, mw::Campaign::Outcome::finished);
+  // Reference states 20..60 of experiments 0 and 2; one-step pairs only inside each.
+  EXPECT_EQ(r.training.samples, 82);
+  EXPECT_EQ(r.training.one_step_pairs, 80);
+  // The exact surrogate learns the stencil only if no (p^{n-1}, p^n) -> p^{n+1} triple spans the
+  // two trajectories (such a triple jumps from one pulse to another).
+  EXPECT_LT(r.training.one_step_rel_l2, 1e-9);
+  const auto& in = by_name(r, "surrogate-fp64");
+  const auto& out = by_name(r, "surrogate-fp64-experiment1");
+  EXPECT_EQ(in.experiment, 0);
+  EXPECT_EQ(out.experiment, 1);
+  EXPECT_EQ(out.window, "held-out experiment 1");
+  EXPECT_EQ(out.handover_step, 20);
+  ASSERT_EQ(out.status, "ok");
+  EXPECT_EQ(out.steps.back(), 60);
+  EXPECT_EQ(out.surrogate_steps, 40);
+  EXPECT_EQ(out.physics_steps, 20);
+  EXPECT_EQ(out.num_probes, 0);  // no probes of its own to compare
+  // Scored against experiment 1's reference: 0 at the hand-over, round-off after 40 exact
+  // predictions; the baselines from experiment 1's hand-over state, computed here from the
+  // physics (and different from experiment 0's).
+  ASSERT_EQ(out.rel_l2.size(), out.steps.size());
+  for (std::size_t i = 0; i < out.steps.size(); ++i)
+    if (out.steps[i] == 20) {
+      EXPECT_EQ(out.rel_l2[i], 0.0);
+    }
+  EXPECT_LT(out.final_rel_l2, 1e-9);
+  {
+    mantissa::Decomposition d(MPI_COMM_WORLD, grid());
+    const auto a20 = experiment_at(d, 1, 20), a60 = experiment_at(d, 1, 60);
+    const auto b20 = experiment_at(d, 0, 20), b60 = experiment_at(d, 0, 60);
+    const double persistence = mw::field_error(MPI_COMM_WORLD, a20.p, a60.p).rel_l2;
+    EXPECT_DOUBLE_EQ(out.baseline_persistence.back(), persistence);
+    EXPECT_DOUBLE_EQ(out.baseline_zero.back(), 1.0);
+    // The experiments' states differ (their pulses start apart), so the 0 at the hand-over and the
+    // round-off after it say that the rollout ran experiment 1 and was scored against experiment 1.
+    EXPECT_GT(mw::field_error(MPI_COMM_WORLD, a20.p, b20.p).rel_l2, 0.1);
+    EXPECT_GT(mw::field_error(MPI_COMM_WORLD, a60.p, b60.p).rel_l2, 0.1);
+    // The held-out experiment's energy drift is against its own reference: 0 for exact predictions.
+    EXPECT_LT(std::fabs(out.energy_drift.back()), 1e-9);
+  }
+  if (rank_of_world() == 0) {
+    std::string json = slurp(dir + "/report.json");
+    json.erase(std::remove_if(json.begin(), json.end(), [](char ch) { return ch == ' ' || ch == '\n'; }),
+               json.end());
+    for (const char* key :
+         {"\"train_experiments\":[0,2]", "\"heldout_experiments\":[1]", "\"window\":\"held-outexperiment1\"",
+          "\"experiment\":1", "\"in_sample_only\":false"})
+      EXPECT_NE(json.find(key), std::string::npos) << key;
+    const auto md = slurp(dir + "/report.md");
+    EXPECT_NE(md.find("| surrogate-fp64-experiment1 | held-out experiment 1 | 20 | 40 |"), std::string::npos)
+        << md;
+    EXPECT_NE(md.find("campaign.surrogate.heldout_experiments"), std::string::npos) << md;
+    EXPECT_EQ(md.find("In-sample only"), std::string::npos);
+  }
+  // A stop in the reference's experiment 1 (campaign step 90: 60 of experiment 0, 30 of 1) or
+  // experiment 2 (150) and a resume give the same numbers, bit for bit: the held-out snapshots and
+  // the training states' experiments travel in the checkpoint.
+  for (const std::int64_t stop : {90, 150}) {
+    SCOPED_TRACE("stop after campaign step " + std::to_string(stop));
+    auto cfg = experiments_config();
+    cfg.stop_after_step = stop;
+    const std::string d2 = scratch("experiments-" + std::to_string(stop));
+    run_resumable(cfg, reg, d2, false, mw::Campaign::Outcome::stopped);
+    mw::StopSignals::clear();
+    const auto again = run_resumable(cfg, reg, d2, true, mw::Campaign::Outcome::finished);
+    EXPECT_EQ(again.training.samples, r.training.samples);
+    EXPECT_EQ(again.training.one_step_rel_l2, r.training.one_step_rel_l2);
+    const auto& o2 = by_name(again, "surrogate-fp64-experiment1");
+    EXPECT_EQ(o2.rel_l2, out.rel_l2);
+    EXPECT_EQ(o2.energy_drift, out.energy_drift);
+    ASSERT_EQ(o2.baseline_persistence.size(), out.baseline_persistence.size());
+    for (std::size_t i = 0; i < out.baseline_persistence.size(); ++i)  // NaN before the hand-over
+      if (!std::isnan(out.baseline_persistence[i]) || !std::isnan(o2.baseline_persistence[i])) {
+        EXPECT_EQ(o2.baseline_persistence[i], out.baseline_persistence[i]) << i;
+      }
+  }
+}
+
+TEST(WorkflowHeldout, BadExperimentListsNameTheKey) {
+  const auto reg = mw::test::test_registry(three_experiments());
+  mantissa::Decomposition decomp(MPI_COMM_WORLD, grid());
+  auto expect_refused = [&](const mw::CampaignConfig& cfg, const std::string& key, const std::string& what,
+                            bool at_run) {
+    try {
+      mw::Campaign c(cfg, reg, {nullptr, &decomp}, scratch("bad-experiments"), false);
+      if (at_run) c.run();
+      FAIL() << "accepted: " << what;
+    } catch (const mantissa::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  auto both = experiments_config();
+  both.surrogate.heldout_experiments = {2};
+  expect_refused(both, "campaign.surrogate.heldout_experiments", "an experiment in both lists", false);
+  auto none = experiments_config();
+  none.surrogate.train_experiments = {};
+  expect_refused(none, "campaign.surrogate.train_experiments", "no training experiment", false);
+  auto twice = experiments_config();
+  twice.surrogate.train_experiments = {0, 0};
+  expect_refused(twice, "campaign.surrogate.train_experiments", "an experiment named twice", false);
+  auto missing = experiments_config();
+  missing.surrogate.heldout_experiments = {3};
+  expect_refused(missing, "campaign.surrogate.heldout_experiments", "experiment 3 of 3", true);
 }
 
 TEST(WorkflowHeldout, SpeedPlacementPutsTheSurrogateBesideThePhysics) {
