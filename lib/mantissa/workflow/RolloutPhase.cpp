@@ -89,8 +89,12 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
       trained += (trained.empty() ? "" : ", ") + physics->experiment_name(e);
     r.description +=
         "; held out: " + physics->experiment_name(experiment) + ", steps " + std::to_string(start) + " to " +
-        std::to_string(end) + ", which training never saw" +
-        (cfg.surrogate.training == "online" ? " (it trained on " + trained + ")" : std::string());
+        std::to_string(end) +
+        (cfg.surrogate.training == "online"
+             ? ", which training never saw (it trained on " + trained + ")"
+             : std::string(
+                   ", not trained on in this campaign (the weights were loaded; the report's training "
+                   "line gives their provenance)"));
   } else if (m_window == RolloutWindow::heldout)
     r.description += "; held out: scored on steps " + std::to_string(start) + " to " + std::to_string(end) +
                      ", which training never saw (it trained on steps " + std::to_string(split.train_begin) +
