@@ -123,17 +123,12 @@ void check_seismic(const Deck& deck, const Grid& grid, MPI_Comm comm) {
   // before anything is allocated).
   const workflow::CampaignConfig cfg = workflow::config_from_deck(deck);
   if (cfg.surrogate.enabled) {
-    const int shots = static_cast<int>(std::max<std::size_t>(1, c.shots.size()));
-    for (const auto& [key, list] :
-         {std::pair<const char*, const std::vector<int>*>{"campaign.surrogate.train_experiments",
-                                                          &cfg.surrogate.train_experiments},
-          {"campaign.surrogate.heldout_experiments", &cfg.surrogate.heldout_experiments}})
-      for (const int e : *list)
-        if (e >= shots)
-          throw Error(fmt::format(
-              "{}: deck key '{}': shot {} does not exist: the deck's sources name {} shot{} (0 to {}, "
-              "seismic.sources[].shot)",
-              deck.file(), key, e, shots, shots == 1 ? "" : "s", shots - 1));
+    try {
+      workflow::check_experiment_range(cfg, static_cast<int>(std::max<std::size_t>(1, c.shots.size())),
+                                       "shot");
+    } catch (const Error& e) {
+      throw Error(deck.file() + ": " + e.what());
+    }
   }
   // run.end_time in steps of the solver's own time step (Run.cpp asks a solver for it).
   if (deck.has("run.end_time"))

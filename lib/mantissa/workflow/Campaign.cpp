@@ -49,32 +49,32 @@ void Campaign::validate() const {
   validate_config(m_cfg);
 }
 
-void validate_config(const CampaignConfig& m_cfg) {
+void validate_config(const CampaignConfig& cfg) {
   auto bad = [](const std::string& key, const std::string& what) {
     throw Error("deck key '" + key + "': " + what);
   };
-  if (m_cfg.steps < 1) bad("campaign.steps", "must be at least 1");
-  if (m_cfg.checkpoint_keep < 1) bad("checkpoint.keep", "must be at least 1 (the newest checkpoint is kept)");
-  check_checkpoint_dir(m_cfg.checkpoint_dir);
-  if (m_cfg.sample_every < 1) bad("campaign.sample_every", "must be at least 1");
-  if (!(m_cfg.error_threshold > 0.0)) bad("campaign.error_threshold", "must be positive");
+  if (cfg.steps < 1) bad("campaign.steps", "must be at least 1");
+  if (cfg.checkpoint_keep < 1) bad("checkpoint.keep", "must be at least 1 (the newest checkpoint is kept)");
+  check_checkpoint_dir(cfg.checkpoint_dir);
+  if (cfg.sample_every < 1) bad("campaign.sample_every", "must be at least 1");
+  if (!(cfg.error_threshold > 0.0)) bad("campaign.error_threshold", "must be positive");
   std::set<std::string> names{"reference"};
-  for (const auto& v : m_cfg.variants) {
+  for (const auto& v : cfg.variants) {
     if (v.name.empty()) bad("campaign.variants[].name", "a variant has no name");
     if (!names.insert(v.name).second)
       bad("campaign.variants[].name", "'" + v.name + "' is used twice (or is the reserved name 'reference')");
   }
-  const auto& s = m_cfg.surrogate;
+  const auto& s = cfg.surrogate;
   if (!s.enabled) return;
   if (s.training != "online" && s.training != "file")
     bad("campaign.surrogate.training", "'" + s.training + "' is neither 'online' nor 'file'");
   if (s.training == "file" && s.weights.empty())
     bad("campaign.surrogate.weights", "training is 'file' but no weights path is given");
-  if (s.horizon > m_cfg.steps)
+  if (s.horizon > cfg.steps)
     bad("campaign.surrogate.horizon", std::to_string(s.horizon) + " exceeds campaign.steps = " +
-                                          std::to_string(m_cfg.steps) + " (the reference ends there)");
-  if (s.train_steps > m_cfg.steps) bad("campaign.surrogate.train_steps", "exceeds campaign.steps");
-  const std::int64_t horizon = s.horizon < 0 ? m_cfg.steps : s.horizon;
+                                          std::to_string(cfg.steps) + " (the reference ends there)");
+  if (s.train_steps > cfg.steps) bad("campaign.surrogate.train_steps", "exceeds campaign.steps");
+  const std::int64_t horizon = s.horizon < 0 ? cfg.steps : s.horizon;
   if (s.start >= horizon)
     bad("campaign.surrogate.start",
         std::to_string(s.start) + " leaves no surrogate step before the horizon " + std::to_string(horizon) +
@@ -87,7 +87,7 @@ void validate_config(const CampaignConfig& m_cfg) {
     if (s.train_steps >= 0)
       bad("campaign.surrogate.heldout_fraction",
           "and campaign.surrogate.train_steps both bound online training; give one of them");
-    (void)campaign_time_split(s.start, horizon, m_cfg.sample_every, s.heldout_fraction,
+    (void)campaign_time_split(s.start, horizon, cfg.sample_every, s.heldout_fraction,
                               "deck key 'campaign.surrogate.heldout_fraction'");  // throws if unsplittable
   }
   {
@@ -112,7 +112,7 @@ void validate_config(const CampaignConfig& m_cfg) {
                                                           "never saw; remove it from one of the two lists");
     }
   }
-  if (horizon % m_cfg.sample_every != 0 && horizon != m_cfg.steps)
+  if (horizon % cfg.sample_every != 0 && horizon != cfg.steps)
     bad("campaign.surrogate.horizon",
         "must be a multiple of campaign.sample_every or equal campaign.steps, so that "
         "the reference has a snapshot there");
@@ -152,6 +152,19 @@ std::string Campaign::memory_note() const {
   return os.str();
 }
 
+void check_experiment_range(const CampaignConfig& cfg, int experiments, const std::string& word) {
+  const auto& s = cfg.surrogate;
+  const std::pair<const char*, const std::vector<int>*> lists[] = {
+      {"campaign.surrogate.train_experiments", &s.train_experiments},
+      {"campaign.surrogate.heldout_experiments", &s.heldout_experiments}};
+  for (const auto& [key, list] : lists)
+    for (const int e : *list)
+      if (e >= experiments)
+        throw Error("deck key '" + std::string(key) + "': " + word + " " + std::to_string(e) +
+                    " does not exist: the " + cfg.physics + " deck has " + std::to_string(experiments) +
+                    " (0 to " + std::to_string(experiments - 1) + "; seismic: seismic.sources[].shot)");
+}
+
 void Campaign::check_experiments() const {
   // The experiment lists against the physics' experiments, before anything runs (the model is
   // made only where a list names an experiment other than 0).
@@ -160,14 +173,8 @@ void Campaign::check_experiments() const {
   for (const int e : s.train_experiments) top = std::max(top, e);
   for (const int e : s.heldout_experiments) top = std::max(top, e);
   if (top == 0) return;
-  const int n = std::max(1, m_ctx->make_physics(m_ctx->reference_precision())->num_experiments());
-  for (const char* key : {"campaign.surrogate.train_experiments", "campaign.surrogate.heldout_experiments"})
-    for (const int e :
-         std::string(key).find("train") != std::string::npos ? s.train_experiments : s.heldout_experiments)
-      if (e >= n)
-        throw Error("deck key '" + std::string(key) + "': experiment " + std::to_string(e) +
-                    " does not exist: the " + m_cfg.physics + " deck has " + std::to_string(n) + " (0 to " +
-                    std::to_string(n - 1) + "; seismic: seismic.sources[].shot)");
+  check_experiment_range(
+      m_cfg, std::max(1, m_ctx->make_physics(m_ctx->reference_precision())->num_experiments()), "experiment");
 }
 
 Campaign::Outcome Campaign::run() {

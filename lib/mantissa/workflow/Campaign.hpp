@@ -35,6 +35,10 @@ namespace mantissa::workflow {
 // name an experiment twice, ...), the same for `mantissa check` (apps/mantissa/Check.cpp) and
 // for a Campaign, which calls it on construction. Throws mantissa::Error naming the deck key.
 void validate_config(const CampaignConfig& cfg);
+// The surrogate's experiment lists (train_experiments, heldout_experiments) against the
+// `experiments` the physics has (`word`: what the message calls one, e.g. "shot"); throws
+// mantissa::Error naming the key.
+void check_experiment_range(const CampaignConfig& cfg, int experiments, const std::string& word);
 
 class Campaign {
  public:
