@@ -58,7 +58,14 @@ class SeismicRecorder final : public workflow::Recorder {
     const std::int64_t nrec = r.num_probes;
     double misfit = nan_v, peak = nan_v;
     std::int64_t lag = 0;
-    if (nrec > 0 && ref.num_probes == nrec && r.status != "failed") {
+    // The reference's traces of r's own shot: shot 0, or the held-out shot a rollout ran.
+    const std::vector<double>* ref_traces = &ref.traces;
+    if (r.experiment > 0)
+      ref_traces = std::size_t(r.experiment) <= ref.extra_experiments.size()
+                       ? &ref.extra_experiments[std::size_t(r.experiment - 1)].traces
+                       : nullptr;
+    if (nrec > 0 && ref.num_probes == nrec && r.status != "failed" && ref_traces && !ref_traces->empty()) {
+      const std::vector<double>& rt = *ref_traces;
       const std::int64_t rows = static_cast<std::int64_t>(r.traces.size()) / nrec;
       const std::int64_t k = r.trace_stride;
       // Row i of this variant is step i k, row i k / k_ref of the reference (k is a multiple of
@@ -70,7 +77,7 @@ class SeismicRecorder final : public workflow::Recorder {
       for (std::int64_t i = 0; i < rows; ++i)
         for (std::int64_t j = 0; j < nrec; ++j) {
           a.push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
-          b.push_back(ref.traces[static_cast<std::size_t>(i * k / kr * nrec + j)]);
+          b.push_back(rt[static_cast<std::size_t>(i * k / kr * nrec + j)]);
         }
       misfit = workflow::relative_l2(a, b);
       const std::int64_t max_lag_steps = cfg.receiver_max_lag < 0 ? cfg.steps / 10 : cfg.receiver_max_lag;
@@ -79,8 +86,7 @@ class SeismicRecorder final : public workflow::Recorder {
       for (std::int64_t j = 0; j < nrec; ++j)
         for (std::int64_t i = 0; i < rows; ++i) {
           tr[static_cast<std::size_t>(j)].push_back(r.traces[static_cast<std::size_t>(i * nrec + j)]);
-          rr[static_cast<std::size_t>(j)].push_back(
-              ref.traces[static_cast<std::size_t>(i * k / kr * nrec + j)]);
+          rr[static_cast<std::size_t>(j)].push_back(rt[static_cast<std::size_t>(i * k / kr * nrec + j)]);
         }
       const auto cc = workflow::worst_receiver_correlation(tr, rr, max_lag_steps / k);
       peak = cc.peak;
@@ -142,8 +148,9 @@ class SeismicReport final : public workflow::ReportSection {
            "shots of "
            "campaign.surrogate.train_experiments and its held-out rollouts run those of "
            "heldout_experiments); the "
-           "accuracy numbers below are shot 0's, every shot's gathers and energy series are in "
-           "gathers.h5.\n\n";
+           "accuracy numbers below are shot 0's (a held-out rollout's: its own shot's), every shot's gathers "
+           "and "
+           "energy series are in gathers.h5.\n\n";
   }
   std::string md_legend() const override {
     return "receiver misfit: relative L2 over all receiver traces; x-corr: worst receiver's peak normalized "
@@ -188,7 +195,8 @@ class SeismicReport final : public workflow::ReportSection {
         g.attr("sample_interval", c.physics_dt() * double(r.trace_stride));
         auto gg = g.group("gathers");
         auto ge = g.group("energy");
-        write_shot(gg, ge, c, r, 0, r.traces, r.steps, r.times, r.energy);
+        // Its own shot: shot 0, or the held-out shot a rollout ran (then its only one).
+        write_shot(gg, ge, c, r, std::size_t(r.experiment), r.traces, r.steps, r.times, r.energy);
         std::int64_t shots = 1;
         for (std::size_t s = 0; s < r.extra_experiments.size(); ++s) {
           const auto& x = r.extra_experiments[s];

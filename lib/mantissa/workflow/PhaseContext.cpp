@@ -409,9 +409,9 @@ void PhaseContext::record(VariantResult& r, PhysicsModel& model, int experiment,
   PhaseTimer sw("campaign::record");
   r.trace_stride = trace_stride;
   const std::string where = experiment > 0 ? " (experiment " + std::to_string(experiment) + ")" : "";
-  // Probes are recorded for the experiments a phase runs; a rollout on a held-out experiment
-  // (r.experiment > 0) records none (its probes would have no reference of its own to meet).
-  if (step % trace_stride == 0 && r.experiment == 0) {
+  // Probes are recorded for the experiments a phase runs: a rollout on a held-out experiment
+  // records its probes as its own (r.traces), to be met by the reference's of that experiment.
+  if (step % trace_stride == 0) {
     const std::string bad = m_recorder->record(r, experiment, step, model);
     if (!bad.empty()) {
       fail(r, step, model.time(), bad + where);

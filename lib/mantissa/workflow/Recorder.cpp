@@ -9,7 +9,7 @@ std::string Recorder::record(VariantResult& r, int experiment, std::int64_t /*st
                              const PhysicsModel& model) {
   const auto v = model.sample_probes();
   std::vector<double>* traces = &r.traces;
-  if (experiment == 0) {
+  if (experiment == r.experiment) {
     r.num_probes = static_cast<std::int64_t>(v.size());
   } else {
     MANTISSA_ASSERT(experiment >= 1 && std::size_t(experiment) <= r.extra_experiments.size(),

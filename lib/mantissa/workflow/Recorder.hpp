@@ -2,7 +2,7 @@
 // What the campaign records of a variant while it steps, beyond the fields it compares: the
 // hook a physics uses for its own observations. The campaign calls record() at step 0 of every
 // experiment and after every `trace_stride` physics steps (the probes' stride, times the
-// surrogate's where a surrogate steps), and finish() once a variant's experiment 0 is done.
+// surrogate's where a surrogate steps), and finish() once a variant's own experiment is done.
 //
 // The base class samples the probes (PhysicsModel::probes) into VariantResult::traces (or the
 // experiment's record) and fails the variant on a non-finite probe value; that is all a physics
@@ -23,14 +23,15 @@ class Recorder {
  public:
   virtual ~Recorder() = default;
 
-  // Records the model's observations at `step` of `experiment` into `r` (experiment 0) or
-  // r.extra_experiments[experiment - 1]. Collective. Returns "" or what is wrong (the variant
-  // then fails with that message).
+  // Records the model's observations at `step` of `experiment` into `r` (its own experiment,
+  // r.experiment: 0, or the held-out one a rollout runs) or r.extra_experiments[experiment - 1]
+  // (the later experiments of a variant that runs them all). Collective. Returns "" or what is wrong (the
+  // variant then fails with that message).
   virtual std::string record(VariantResult& r, int experiment, std::int64_t step, const PhysicsModel& model);
 
-  // After experiment 0 of `r` has ended (ok or failed): summary metrics (VariantResult::
-  // set_metric) against the reference's records. Set every metric also for a failed variant
-  // (NaN), so that the report has the same keys for every variant. Not collective.
+  // After r's own experiment (r.experiment) has ended (ok or failed): summary metrics
+  // (VariantResult::set_metric) against the reference's records of that experiment. Set every metric also for
+  // a failed variant (NaN), so that the report has the same keys for every variant. Not collective.
   virtual void finish(VariantResult& /*r*/, const VariantResult& /*reference*/,
                       const CampaignConfig& /*config*/) const {}
 };

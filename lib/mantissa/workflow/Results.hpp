@@ -81,7 +81,7 @@ struct VariantResult {
   std::int64_t num_probes = 0;
   std::int64_t trace_stride = 1;  // physics steps between two trace rows
   // Experiments 1, 2, ... (extra_experiments[i] is experiment i + 1); the members above are
-  // experiment 0's.
+  // experiment 0's, or, for a rollout on a held-out experiment, that experiment's (`experiment`).
   std::vector<ExperimentRecord> extra_experiments;
 
   // Summary accuracy (NaN where undefined; the report writes null).

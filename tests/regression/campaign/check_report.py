@@ -217,7 +217,9 @@ def check_gathers(run_dir, rep):
             rv, gv = r[f"variants/{v}"], f[f"variants/{v}"]
             stride = int(rv.attrs["trace_stride"])
             check(gv.attrs["record_every"] == stride, f"{v}: record_every = report.h5 trace_stride")
-            # Shot 0's traces are report.h5's `traces`, later shots its `extra_shots/<i>/traces`.
+            # The variant's own shot's traces are report.h5's `traces` (shot 0, or the held-out shot
+            # a rollout ran: attribute `experiment`), later shots its `extra_shots/<i>/traces`.
+            first = int(rv.attrs.get("experiment", 0))
             series = [(rv["traces"][()], rv["step"][()], rv["time"][()], rv["energy"][()])]
             if "extra_shots" in rv:
                 for i in range(int(rv["extra_shots"].attrs["count"])):
@@ -225,12 +227,13 @@ def check_gathers(run_dir, rep):
                     series.append((x["traces"][()], x["step"][()], x["time"][()], x["energy"][()]))
             series = [s for s in series if s[0].size > 0]
             shots = sorted(gv["gathers"])
-            check(shots == [f"shot_{i:04d}" for i in range(len(series))], f"{v}: shot datasets {shots}")
+            check(first == 0 or len(series) == 1, f"{v}: a rollout on held-out shot {first} ran other shots too")
+            check(shots == [f"shot_{first + i:04d}" for i in range(len(series))], f"{v}: shot datasets {shots}")
             check(int(gv.attrs["num_shots"]) == len(shots), f"{v}: num_shots attribute")
             if txt(rv.attrs["kind"]) in ("reference", "physics") and txt(rv.attrs["status"]) == "ok":
                 check(len(shots) == nshots, f"{v}: {len(shots)} shot gathers, the deck has {nshots} shots")
             gathers = []
-            for i, (traces, steps, times, energy) in enumerate(series):
+            for i, (traces, steps, times, energy) in enumerate(series, start=first):
                 name = f"shot_{i:04d}"
                 if name not in gv["gathers"]:
                     continue

@@ -301,7 +301,29 @@ TEST(WorkflowHeldout, TrainsOnSomeExperimentsAndScoresAnotherItNeverSaw) {
   EXPECT_EQ(out.steps.back(), 60);
   EXPECT_EQ(out.surrogate_steps, 40);
   EXPECT_EQ(out.physics_steps, 20);
-  EXPECT_EQ(out.num_probes, 0);  // no probes of its own to compare
+  // Its probes are experiment 1's: the reference's record of experiment 1 at the same steps
+  // (exact predictions: round-off), and not experiment 0's.
+  {
+    const auto& ref = r.results.front();
+    ASSERT_EQ(out.num_probes, 2);
+    ASSERT_GE(ref.extra_experiments.size(), 1u);
+    const auto& rt1 = ref.extra_experiments[0].traces;
+    ASSERT_EQ(out.trace_stride % ref.trace_stride, 0);
+    const std::size_t k = std::size_t(out.trace_stride / ref.trace_stride), rows = out.traces.size() / 2;
+    EXPECT_EQ(rows, std::size_t(60 / out.trace_stride + 1));
+    ASSERT_LE((rows - 1) * k * 2 + 1, rt1.size());
+    double peak = 0.0, worst = 0.0, from0 = 0.0;
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < 2; ++j) {
+        const double v = out.traces[i * 2 + j];
+        peak = std::fmax(peak, std::fabs(rt1[i * k * 2 + j]));
+        worst = std::fmax(worst, std::fabs(v - rt1[i * k * 2 + j]));
+        from0 = std::fmax(from0, std::fabs(v - ref.traces[i * k * 2 + j]));
+      }
+    EXPECT_GT(peak, 0.0);
+    EXPECT_LT(worst, 1e-9 * peak);
+    EXPECT_GT(from0, 0.1 * peak);
+  }
   // Scored against experiment 1's reference: 0 at the hand-over, round-off after 40 exact
   // predictions; the baselines from experiment 1's hand-over state, computed here from the
   // physics (and different from experiment 0's).
@@ -355,6 +377,7 @@ TEST(WorkflowHeldout, TrainsOnSomeExperimentsAndScoresAnotherItNeverSaw) {
     const auto& o2 = by_name(again, "surrogate-fp64-experiment1");
     EXPECT_EQ(o2.rel_l2, out.rel_l2);
     EXPECT_EQ(o2.energy_drift, out.energy_drift);
+    EXPECT_EQ(o2.traces, out.traces);
     ASSERT_EQ(o2.baseline_persistence.size(), out.baseline_persistence.size());
     for (std::size_t i = 0; i < out.baseline_persistence.size(); ++i)  // NaN before the hand-over
       if (!std::isnan(out.baseline_persistence[i]) || !std::isnan(o2.baseline_persistence[i])) {
