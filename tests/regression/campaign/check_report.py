@@ -211,6 +211,8 @@ def check_gathers(run_dir, rep):
         check(len(recorded) > 0, "some variant recorded receivers")
         check(sorted(recorded) == sorted(f["variants"]), f"gathers for {sorted(f['variants'])}, "
               f"report.h5 traces for {sorted(recorded)}")
+        refg = f[f"variants/{rep['variants'][0]['name']}/gathers"]  # the reference comes first
+        ref_peak = max(np.max(np.abs(refg[s][()])) for s in refg)
         for v in recorded:
             if v not in f["variants"]:
                 continue
@@ -256,7 +258,12 @@ def check_gathers(run_dir, rep):
                     check(da[k].shape == (nsrc,) and np.all(np.isfinite(da[k])), f"{v}/{name}: {k}")
                 check(len(txt(da["source_wavelet"]).split("\n")) == nsrc, f"{v}/{name}: source_wavelet")
                 if txt(rv.attrs["status"]) == "ok":
-                    check(np.all(np.isfinite(g)) and np.max(np.abs(g)) > 0, f"{v}/{name}: finite, not all zero")
+                    check(np.all(np.isfinite(g)), f"{v}/{name}: finite")
+                    # Not all zero where the wave reaches the receivers: a shot whose wave has not
+                    # arrived by the last step holds only numerical precursor noise in the
+                    # reference (1e-9 of the pressure where it has), which 16-bit storage rounds to 0.
+                    if np.max(np.abs(refg[name][()])) > 1e-6 * ref_peak:
+                        check(np.max(np.abs(g)) > 0, f"{v}/{name}: all zero")
                 e = gv[f"energy/{name}"][()]
                 check(e.shape == (len(steps), 3), f"{v}/energy/{name}: shape {e.shape}")
                 if e.shape == (len(steps), 3):
