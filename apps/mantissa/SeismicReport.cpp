@@ -59,11 +59,7 @@ class SeismicRecorder final : public workflow::Recorder {
     double misfit = nan_v, peak = nan_v;
     std::int64_t lag = 0;
     // The reference's traces of r's own shot: shot 0, or the held-out shot a rollout ran.
-    const std::vector<double>* ref_traces = &ref.traces;
-    if (r.experiment > 0)
-      ref_traces = std::size_t(r.experiment) <= ref.extra_experiments.size()
-                       ? &ref.extra_experiments[std::size_t(r.experiment - 1)].traces
-                       : nullptr;
+    const std::vector<double>* ref_traces = ref.traces_of(r.experiment);
     if (nrec > 0 && ref.num_probes == nrec && r.status != "failed" && ref_traces && !ref_traces->empty()) {
       const std::vector<double>& rt = *ref_traces;
       const std::int64_t rows = static_cast<std::int64_t>(r.traces.size()) / nrec;
@@ -148,9 +144,8 @@ class SeismicReport final : public workflow::ReportSection {
            "shots of "
            "campaign.surrogate.train_experiments and its held-out rollouts run those of "
            "heldout_experiments); the "
-           "accuracy numbers below are shot 0's (a held-out rollout's: its own shot's), every shot's gathers "
-           "and "
-           "energy series are in gathers.h5.\n\n";
+           "accuracy numbers below are shot 0's (a held-out rollout's: its own shot's), every shot's "
+           "gathers and energy series are in gathers.h5.\n\n";
   }
   std::string md_legend() const override {
     return "receiver misfit: relative L2 over all receiver traces; x-corr: worst receiver's peak normalized "

@@ -8,14 +8,9 @@ namespace mantissa::workflow {
 std::string Recorder::record(VariantResult& r, int experiment, std::int64_t /*step*/,
                              const PhysicsModel& model) {
   const auto v = model.sample_probes();
-  std::vector<double>* traces = &r.traces;
-  if (experiment == r.experiment) {
-    r.num_probes = static_cast<std::int64_t>(v.size());
-  } else {
-    MANTISSA_ASSERT(experiment >= 1 && std::size_t(experiment) <= r.extra_experiments.size(),
-                    "no record for experiment " << experiment);
-    traces = &r.extra_experiments[static_cast<std::size_t>(experiment - 1)].traces;
-  }
+  if (experiment == r.experiment) r.num_probes = static_cast<std::int64_t>(v.size());
+  std::vector<double>* traces = r.traces_of(experiment);
+  MANTISSA_ASSERT(traces, "no record for experiment " << experiment);
   traces->insert(traces->end(), v.begin(), v.end());
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i])) {

@@ -23,15 +23,16 @@ class Recorder {
  public:
   virtual ~Recorder() = default;
 
-  // Records the model's observations at `step` of `experiment` into `r` (its own experiment,
-  // r.experiment: 0, or the held-out one a rollout runs) or r.extra_experiments[experiment - 1]
-  // (the later experiments of a variant that runs them all). Collective. Returns "" or what is wrong (the
+  // Records the model's observations at `step` of `experiment` into r.traces_of(experiment):
+  // r's own record (r.experiment: 0, or the held-out one a rollout runs) or that of a later
+  // experiment of a variant that runs them all. Collective. Returns "" or what is wrong (the
   // variant then fails with that message).
   virtual std::string record(VariantResult& r, int experiment, std::int64_t step, const PhysicsModel& model);
 
   // After r's own experiment (r.experiment) has ended (ok or failed): summary metrics
-  // (VariantResult::set_metric) against the reference's records of that experiment. Set every metric also for
-  // a failed variant (NaN), so that the report has the same keys for every variant. Not collective.
+  // (VariantResult::set_metric) against the reference's record of that experiment. Set every
+  // metric also for a failed variant (NaN), so that the report has the same keys for every
+  // variant. Not collective.
   virtual void finish(VariantResult& /*r*/, const VariantResult& /*reference*/,
                       const CampaignConfig& /*config*/) const {}
 };

@@ -156,6 +156,16 @@ struct VariantResult {
       }
     metrics.push_back({n, v, integer ? 1 : 0});
   }
+  // The probe traces of experiment e in this result: its own (`traces`, e == experiment) or
+  // extra_experiments[e - 1]; nullptr where it holds no record of e.
+  const std::vector<double>* traces_of(std::int64_t e) const {
+    if (e == experiment) return &traces;
+    if (e < 1 || std::size_t(e) > extra_experiments.size()) return nullptr;
+    return &extra_experiments[std::size_t(e - 1)].traces;
+  }
+  std::vector<double>* traces_of(std::int64_t e) {
+    return const_cast<std::vector<double>*>(static_cast<const VariantResult&>(*this).traces_of(e));
+  }
 };
 
 struct TrainingResult {
