@@ -1,6 +1,6 @@
 #include <surrogates/TokenLayout.hpp>
 
-#include <map>
+#include <algorithm>
 #include <string>
 
 namespace mantissa::surrogates {
@@ -52,29 +52,40 @@ void TokenLayout::set_window_origin(const std::array<int, 3>& origin) {
 Windows TokenLayout::build(int shift) const {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_coords);
   const std::int64_t per_tile = tokens_per_tile();
-  std::vector<int> offsets{0}, members;
-  members.reserve(num_tokens());
+  std::vector<int> offsets{0}, members(num_tokens());
   int max_size = 0;
+  // A tile is a box of patches and floor((x + s) / w) is monotone, so its windows form a box of
+  // keys, and the order in which a row-major walk over the tokens first meets them is the keys'
+  // own row-major order. Windows in that order, each window's tokens in token order (so a
+  // window's members are in the same relative order whatever tile or rank it is built on): a
+  // stable counting sort by the key's row-major index.
+  std::vector<int> first, fill;
+  std::vector<std::int64_t> key;
   for (std::int64_t b = 0; b < num_tiles(); ++b) {
-    // Window key -> tokens, in order of first appearance (row-major), so that a window's members
-    // are in the same relative order whatever tile or rank it is built on.
-    std::map<std::array<std::int64_t, 3>, std::vector<int>> groups;
-    std::vector<std::array<std::int64_t, 3>> order;
+    const std::int64_t t0 = b * per_tile;
+    std::array<std::int64_t, 3> lo{0, 0, 0}, n{1, 1, 1};
+    for (int a = 0; a < m_dim; ++a) {
+      lo[a] = floor_div(h(t0, a) + shift + m_origin[a], m_window);
+      n[a] = floor_div(h(t0, a) + m_extent[a] - 1 + shift + m_origin[a], m_window) - lo[a] + 1;
+    }
+    key.resize(per_tile);
+    first.assign(n[0] * n[1] * n[2] + 1, 0);
     for (std::int64_t k = 0; k < per_tile; ++k) {
-      const std::int64_t t = b * per_tile + k;
-      std::array<std::int64_t, 3> key{floor_div(h(t, 0) + shift + m_origin[0], m_window),
-                                      floor_div(h(t, 1) + shift + m_origin[1], m_window),
-                                      m_dim == 3 ? floor_div(h(t, 2) + shift + m_origin[2], m_window) : 0};
-      auto& g = groups[key];
-      if (g.empty()) order.push_back(key);
-      g.push_back(int(t));
+      const std::int64_t t = t0 + k;
+      std::int64_t id = 0;
+      for (int a = m_dim; a-- > 0;)
+        id = id * n[a] + floor_div(h(t, a) + shift + m_origin[a], m_window) - lo[a];
+      key[k] = id;
+      ++first[id + 1];
     }
-    for (const auto& key : order) {
-      const auto& g = groups[key];
-      members.insert(members.end(), g.begin(), g.end());
-      offsets.push_back(int(members.size()));
-      max_size = std::max(max_size, int(g.size()));
+    for (std::size_t g = 1; g < first.size(); ++g) {
+      max_size = std::max(max_size, first[g]);
+      first[g] += first[g - 1];
     }
+    fill.assign(first.begin(), first.end() - 1);
+    for (std::int64_t k = 0; k < per_tile; ++k) members[t0 + fill[key[k]]++] = int(t0 + k);
+    for (std::size_t g = 1; g < first.size(); ++g)
+      if (first[g] > first[g - 1]) offsets.push_back(int(t0) + first[g]);
   }
   Windows w;
   w.count = int(offsets.size()) - 1;

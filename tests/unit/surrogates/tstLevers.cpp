@@ -16,7 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 namespace ms = mantissa::surrogates;
@@ -344,6 +346,59 @@ TEST(SurrogateLevers, WindowOriginMovesTheWindowsNotThePositions) {
   auto ca = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.coords());
   auto cb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.coords());
   for (std::size_t i = 0; i < ca.size(); ++i) EXPECT_EQ(ca.data()[i], cb.data()[i]);
+}
+
+// The windows are the groups of tokens with the same key floor((coordinate + shift + origin) /
+// window), in order of the key's first appearance on a row-major walk over each tile, and each
+// window's tokens in token order: the layout's counting sort against that definition, written
+// here with a map, for 2D and 3D tiles, windows of 1-4 patches, plain and shifted, all origins.
+TEST(SurrogateLevers, WindowsAreTheTokensOfEachKeyInOrderOfFirstAppearance) {
+  auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  int checked = 0;
+  for (int dim : {2, 3})
+    for (int w = 1; w <= 4; ++w) {
+      const std::array<std::int64_t, 3> ext{5, 3, dim == 3 ? 4 : 1};
+      const std::vector<std::array<std::int64_t, 3>> offs{{0, 0, 0}, {7, 2, dim == 3 ? 3 : 0}, {3, 9, 0}};
+      for (int ox = 0; ox < w; ++ox)
+        for (int oy = 0; oy < w; ++oy) {
+          ms::TokenLayout layout(dim, ext, offs, w);
+          layout.set_window_origin({ox, oy, dim == 3 ? (ox + oy) % w : 0});
+          const auto org = layout.window_origin();
+          auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.coords());
+          for (bool shifted : {false, true}) {
+            const int s = shifted ? w / 2 : 0;
+            std::vector<int> offsets{0}, members;
+            int max_size = 0;
+            const std::int64_t per = layout.tokens_per_tile();
+            for (std::int64_t b = 0; b < layout.num_tiles(); ++b) {
+              std::map<std::array<std::int64_t, 3>, std::vector<int>> groups;
+              std::vector<std::array<std::int64_t, 3>> order;
+              for (std::int64_t k = 0; k < per; ++k) {
+                const std::int64_t t = b * per + k;
+                std::array<std::int64_t, 3> key{0, 0, 0};
+                for (int a = 0; a < dim; ++a) key[a] = floor_div(c(t, a) + s + org[a], w);
+                if (groups[key].empty()) order.push_back(key);
+                groups[key].push_back(int(t));
+              }
+              for (const auto& key : order) {
+                members.insert(members.end(), groups[key].begin(), groups[key].end());
+                offsets.push_back(int(members.size()));
+                max_size = std::max(max_size, int(groups[key].size()));
+              }
+            }
+            const auto& win = layout.windows(shifted);
+            auto hm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), win.members);
+            auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), win.offsets);
+            ASSERT_EQ(win.count, int(offsets.size()) - 1) << "dim " << dim << " window " << w;
+            EXPECT_EQ(win.max_size, max_size);
+            ASSERT_EQ(hm.extent(0), members.size());
+            for (std::size_t i = 0; i < members.size(); ++i) ASSERT_EQ(hm(i), members[i]) << "member " << i;
+            for (std::size_t i = 0; i < offsets.size(); ++i) ASSERT_EQ(ho(i), offsets[i]) << "offset " << i;
+            ++checked;
+          }
+        }
+    }
+  EXPECT_EQ(checked, 2 * 2 * (1 + 4 + 9 + 16));
 }
 
 // With window_shift the same state predicts differently from one prediction to the next (the
