@@ -209,8 +209,10 @@ constexpr bool kSmallWindowPath = kAttentionRows > 1;
 template <class T>
 KOKKOS_INLINE_FUNCTION void transpose_small(const T* qkv, std::int64_t ld, int col, const int* tok, int size,
                                             int dh, T* KOKKOS_RESTRICT bt) {
+  // Every row of bt zeroed whole (a loop of constant length: one vector store a channel; from
+  // `size` on, the compiler called memset for 16 bytes a channel).
   for (int c = 0; c < dh; ++c)
-    for (int j = size; j < kSmallWindow; ++j) bt[c * kSmallWindow + j] = T(0);
+    for (int j = 0; j < kSmallWindow; ++j) bt[c * kSmallWindow + j] = T(0);
   for (int j = 0; j < size; ++j) {
     const T* KOKKOS_RESTRICT src = qkv + tok[j] * ld + col;
     for (int c = 0; c < dh; ++c) bt[c * kSmallWindow + j] = src[c];
