@@ -53,51 +53,80 @@ Normalization Dataset::normalization() const {
   return n;
 }
 
+namespace {
+// The tile's extent in patches; throws when a tile is not a whole number of patches.
+std::array<std::int64_t, 3> patch_extent(const std::array<std::int64_t, 3>& extent,
+                                         const ModelConfig& config) {
+  const std::array<int, 3> ps{config.patch, config.patch, config.patch_z()};
+  std::array<std::int64_t, 3> patches{};
+  for (int a = 0; a < 3; ++a) {
+    if (extent[a] % ps[a] != 0)
+      throw Error("surrogate dataset: tiles of " + std::to_string(extent[a]) + " cells along axis " +
+                  std::to_string(a) + " are not a multiple of surrogate.patch = " + std::to_string(ps[a]));
+    patches[a] = extent[a] / ps[a];
+  }
+  return patches;
+}
+
+// Samples `indices` of `data` (channels x cells each), normalised by channel, as tokens.
+template <class T>
+void normalised_tokens(const std::vector<std::vector<double>>& data, int channels,
+                       const std::array<std::int64_t, 3>& extent, const std::vector<std::int64_t>& indices,
+                       const std::vector<double>& mean, const std::vector<double>& stdev,
+                       const ModelConfig& config, std::int64_t tokens, int features, const char* label,
+                       Matrix<T>& out) {
+  const std::int64_t B = indices.size(), nc = extent[0] * extent[1] * extent[2];
+  // Every value is written below: no zero fill.
+  FieldBatch<double> f(Kokkos::view_alloc(std::string("mantissa::surrogates::Dataset::batch_") + label,
+                                          Kokkos::WithoutInitializing),
+                       B, channels, extent[2], extent[1], extent[0]);
+  auto h = Kokkos::create_mirror_view(f);
+  for (std::int64_t b = 0; b < B; ++b) {
+    const auto& d = data[indices[b]];
+    for (int c = 0; c < channels; ++c)
+      for (std::int64_t k = 0; k < nc; ++k)
+        h.data()[(b * channels + c) * nc + k] = (d[c * nc + k] - mean[c]) / stdev[c];
+  }
+  Kokkos::deep_copy(f, h);
+  ensure_shape(out, std::string("mantissa::surrogates::Dataset::tokens_") + label, tokens, features);
+  patchify(f, config.patch, config.patch_z(), out);
+}
+}  // namespace
+
 template <class T>
 void Dataset::make_batch(const std::vector<std::int64_t>& indices, const Normalization& norm,
                          const ModelConfig& config, TokenLayout& layout, Matrix<T>& inputs,
                          Matrix<T>& targets) const {
-  const int p = config.patch, pz = config.patch_z();
+  check_channels(config);
+  const auto patches = patch_extent(m_extent, config);
+  std::vector<std::array<std::int64_t, 3>> offs;
+  for (const auto i : indices) {
+    const auto& o = m_offsets.at(i);
+    offs.push_back({o[0] / config.patch, o[1] / config.patch, o[2] / config.patch_z()});
+  }
+  layout = TokenLayout(config.dim, patches, offs, config.window);
+  normalised_tokens(m_inputs, m_cin, m_extent, indices, norm.in_mean, norm.in_std, config,
+                    layout.num_tokens(), config.in_features(), "in", inputs);
+  normalised_tokens(m_targets, m_cout, m_extent, indices, norm.out_mean, norm.out_std, config,
+                    layout.num_tokens(), config.out_features(), "out", targets);
+}
+
+template <class T>
+void Dataset::make_targets(const std::vector<std::int64_t>& indices, const Normalization& norm,
+                           const ModelConfig& config, Matrix<T>& targets) const {
+  check_channels(config);
+  const auto patches = patch_extent(m_extent, config);
+  for (const auto i : indices) (void)m_offsets.at(i);
+  const std::int64_t tokens = std::int64_t(indices.size()) * patches[0] * patches[1] * patches[2];
+  normalised_tokens(m_targets, m_cout, m_extent, indices, norm.out_mean, norm.out_std, config, tokens,
+                    config.out_features(), "out", targets);
+}
+
+void Dataset::check_channels(const ModelConfig& config) const {
   if (config.in_channels != m_cin || config.out_channels != m_cout)
     throw Error("surrogate dataset: samples have " + std::to_string(m_cin) + " -> " + std::to_string(m_cout) +
                 " channels, surrogate.in_channels/out_channels say " + std::to_string(config.in_channels) +
                 " -> " + std::to_string(config.out_channels));
-  const std::array<int, 3> ps{p, p, pz};
-  std::array<std::int64_t, 3> patches{};
-  for (int a = 0; a < 3; ++a) {
-    if (m_extent[a] % ps[a] != 0)
-      throw Error("surrogate dataset: tiles of " + std::to_string(m_extent[a]) + " cells along axis " +
-                  std::to_string(a) + " are not a multiple of surrogate.patch = " + std::to_string(ps[a]));
-    patches[a] = m_extent[a] / ps[a];
-  }
-  std::vector<std::array<std::int64_t, 3>> offs;
-  const std::int64_t B = indices.size(), nc = cells();
-  FieldBatch<double> fin("mantissa::surrogates::Dataset::batch_in", B, m_cin, m_extent[2], m_extent[1],
-                         m_extent[0]);
-  FieldBatch<double> fout("mantissa::surrogates::Dataset::batch_out", B, m_cout, m_extent[2], m_extent[1],
-                          m_extent[0]);
-  auto hin = Kokkos::create_mirror_view(fin);
-  auto hout = Kokkos::create_mirror_view(fout);
-  for (std::int64_t b = 0; b < B; ++b) {
-    const auto i = indices[b];
-    const auto& o = m_offsets.at(i);
-    offs.push_back({o[0] / ps[0], o[1] / ps[1], o[2] / ps[2]});
-    for (int c = 0; c < m_cin; ++c)
-      for (std::int64_t k = 0; k < nc; ++k)
-        hin.data()[(b * m_cin + c) * nc + k] = (m_inputs[i][c * nc + k] - norm.in_mean[c]) / norm.in_std[c];
-    for (int c = 0; c < m_cout; ++c)
-      for (std::int64_t k = 0; k < nc; ++k)
-        hout.data()[(b * m_cout + c) * nc + k] =
-            (m_targets[i][c * nc + k] - norm.out_mean[c]) / norm.out_std[c];
-  }
-  Kokkos::deep_copy(fin, hin);
-  Kokkos::deep_copy(fout, hout);
-  layout = TokenLayout(config.dim, patches, offs, config.window);
-  ensure_shape(inputs, "mantissa::surrogates::Dataset::tokens_in", layout.num_tokens(), config.in_features());
-  ensure_shape(targets, "mantissa::surrogates::Dataset::tokens_out", layout.num_tokens(),
-               config.out_features());
-  patchify(fin, p, pz, inputs);
-  patchify(fout, p, pz, targets);
 }
 
 template void Dataset::make_batch<float>(const std::vector<std::int64_t>&, const Normalization&,
@@ -106,6 +135,10 @@ template void Dataset::make_batch<float>(const std::vector<std::int64_t>&, const
 template void Dataset::make_batch<double>(const std::vector<std::int64_t>&, const Normalization&,
                                           const ModelConfig&, TokenLayout&, Matrix<double>&,
                                           Matrix<double>&) const;
+template void Dataset::make_targets<float>(const std::vector<std::int64_t>&, const Normalization&,
+                                           const ModelConfig&, Matrix<float>&) const;
+template void Dataset::make_targets<double>(const std::vector<std::int64_t>&, const Normalization&,
+                                            const ModelConfig&, Matrix<double>&) const;
 
 namespace {
 std::string shape_text(const std::vector<std::int64_t>& dims) {

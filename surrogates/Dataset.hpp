@@ -46,6 +46,11 @@ class Dataset {
   void make_batch(const std::vector<std::int64_t>& indices, const Normalization& norm,
                   const ModelConfig& config, TokenLayout& layout, Matrix<T>& inputs,
                   Matrix<T>& targets) const;
+  // The targets of make_batch alone (a pushforward chain's next sample needs no input tokens
+  // and no layout): the same values as make_batch's `targets`.
+  template <class T>
+  void make_targets(const std::vector<std::int64_t>& indices, const Normalization& norm,
+                    const ModelConfig& config, Matrix<T>& targets) const;
 
   // Offline data: datasets "inputs" [S, C, nz, ny, nx], "targets" [S, C_out, nz, ny, nx] (fp64)
   // and "offsets" [S, 3] (int64 x, y, z cells; optional on read, zeros when absent). read_hdf5
@@ -54,6 +59,7 @@ class Dataset {
   void write_hdf5(const std::string& file) const;
 
  private:
+  void check_channels(const ModelConfig& config) const;
   int m_cin = 0, m_cout = 0;
   std::array<std::int64_t, 3> m_extent{1, 1, 1};
   std::vector<std::vector<double>> m_inputs, m_targets;

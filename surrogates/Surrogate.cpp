@@ -386,8 +386,8 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
     else
       return *m_impl->trainer32;
   }();
-  TokenLayout layout, layout1;
-  Matrix<T> in, out, in1, out1, pred;
+  TokenLayout layout;
+  Matrix<T> in, out, out1, pred;
   std::uniform_int_distribution<std::int64_t> pick(0, ds.size() - 1);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   const int pf_from = steps / 4;
@@ -422,7 +422,7 @@ void Surrogate::train_steps(int steps, TrainStats& stats, const std::function<bo
         ratio.push_back(m_impl->amplitude[i + j] / m_impl->amplitude[i]);
         i += j;
       }
-      ds.make_batch(next, nz, mc, layout1, in1, out1);
+      ds.make_targets(next, nz, mc, out1);
       trainer.predict(layout, in, pred, mask);
       detail::pushforward_batch(in, out, out1, pred, ratio, layout.tokens_per_tile(), mc, nz);
     }

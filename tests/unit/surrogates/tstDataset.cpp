@@ -164,6 +164,21 @@ TEST(SurrogateDataset, RoundTrip2DAndBatchesEqualTheInMemoryOnes) {
   };
   EXPECT_EQ(h(ia), h(ib));
   EXPECT_EQ(h(ta), h(tb));
+  // make_targets (a pushforward chain's next sample) gives make_batch's targets, in fp64 and fp32.
+  ms::Matrix<double> t_only;
+  ds.make_targets(idx, norm, c, t_only);
+  EXPECT_EQ(h(t_only), h(ta));
+  ms::TokenLayout l32;
+  ms::Matrix<float> i32, t32, t32_only;
+  ds.make_batch(idx, norm, c, l32, i32, t32);
+  ds.make_targets(idx, norm, c, t32_only);
+  auto h32 = [](const ms::Matrix<float>& m) {
+    auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m);
+    return std::vector<float>(v.data(), v.data() + v.size());
+  };
+  ASSERT_EQ(t32_only.extent(0), t32.extent(0));
+  ASSERT_EQ(t32_only.extent(1), t32.extent(1));
+  EXPECT_EQ(h32(t32_only), h32(t32));
 }
 
 TEST(SurrogateDataset, FileWithoutOffsetsReadsTilesAtTheOrigin) {
