@@ -89,8 +89,14 @@ KOKKOS_INLINE_FUNCTION void softmax_rows8(T* const* p, int size, T scale, int ro
     for (int j = 1; j < size; ++j) m = x[r * W + j] > m ? x[r * W + j] : m;
     mx[r] = m;
   }
-  MANTISSA_SURROGATE_SIMD
-  for (int k = 0; k < R * W; ++k) x[k] = (k % W) < size ? softmax_exp(x[k] - mx[k / W]) : T(0);
+  // exp of every entry, then the padding set to zero: a conditional call kept this loop scalar.
+  for (int r = 0; r < R; ++r) {
+    MANTISSA_SURROGATE_SIMD
+    for (int j = 0; j < W; ++j) {
+      const T e = softmax_exp(x[r * W + j] - mx[r]);
+      x[r * W + j] = j < size ? e : T(0);
+    }
+  }
   for (int r = 0; r < R; ++r) {
     const T* e = x + r * W;
     const T s0 = e[0] + e[4], s1 = e[1] + e[5], s2 = e[2] + e[6], s3 = e[3] + e[7];
