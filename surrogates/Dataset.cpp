@@ -116,7 +116,7 @@ void Dataset::make_targets(const std::vector<std::int64_t>& indices, const Norma
                            const ModelConfig& config, Matrix<T>& targets) const {
   check_channels(config);
   const auto patches = patch_extent(m_extent, config);
-  for (const auto i : indices) (void)m_offsets.at(i);
+  for (const auto i : indices) (void)m_offsets.at(i);  // an index out of range throws, as in make_batch
   const std::int64_t tokens = std::int64_t(indices.size()) * patches[0] * patches[1] * patches[2];
   normalised_tokens(m_targets, m_cout, m_extent, indices, norm.out_mean, norm.out_std, config, tokens,
                     config.out_features(), "out", targets);
