@@ -168,6 +168,26 @@ void check_kernels(const Case& c) {
     auto got = copy_of(d.x.view());
     bad += compare(tag + " rbgs colour " + std::to_string(colour), got, want, b);
   }
+  // several colour passes in one sweep over the planes (3D, every face physical) against the
+  // same passes one at a time with the ghosts filled before each, as Multigrid::smooth ran them
+  if (c.dim == 3) {
+    const std::vector<std::vector<int>> sequences = {{1, 0, 1}, {1, 0, 1, 0}, {0, 1}, {0, 1, 0, 1, 0, 1, 0}};
+    for (const auto& colours : sequences) {
+      fill_random(xh, 29 + colours.size());
+      Kokkos::deep_copy(d.x.view(), xh);
+      for (int colour : colours) {
+        mg.fill_ghosts(lv, d, d.x, false, false, true);
+        sd::rbgs(host, lv.place, s, d.x.view(), d.f.view(), colour);
+      }
+      auto want = copy_of(d.x.view());
+      Kokkos::deep_copy(d.x.view(), xh);
+      mg.fill_ghosts(lv, d, d.x, false, false, true);
+      sd::rbgs_passes(host, lv.place, s, d.x.view(), d.f.view(), colours.data(), int(colours.size()),
+                      lv.mirror);
+      auto got = copy_of(d.x.view());
+      bad += compare(tag + " rbgs_passes of " + std::to_string(colours.size()), got, want, b);
+    }
+  }
   // the ghost layers of the y and z faces (whole rows on hosts), every sign and side, against
   // the point-wise mirror
   sd::Box all;
@@ -279,9 +299,11 @@ void check_kernels(const Case& c) {
 }
 
 // Rows of 71 cells take two 32-cell blocks of the AVX-512 fp32 sweep, a 16-cell block and a
-// scalar tail, in either colour.
-const Case k_cases[] = {
-    {3, {13, 11, 9}}, {3, {16, 8, 6}}, {3, {71, 5, 4}}, {2, {15, 9, 1}}, {2, {32, 17, 1}}};
+// scalar tail, in either colour. 40 and 33 cells give a scalar tail after the 16-cell blocks in
+// one colour or both; the 3D cases check the colour passes swept over the planes together
+// (host::rbgs_passes) on 4 to 11 planes.
+const Case k_cases[] = {{3, {13, 11, 9}}, {3, {16, 8, 6}}, {3, {71, 5, 4}}, {3, {40, 7, 9}},
+                        {3, {33, 6, 7}},  {2, {15, 9, 1}}, {2, {32, 17, 1}}};
 
 // The multigrid's host row kernels run where its levels live in host memory. A device build
 // (CUDA, HIP) keeps them in device memory and runs the point-wise forms only, which the solver

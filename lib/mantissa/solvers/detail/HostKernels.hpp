@@ -16,7 +16,9 @@
 //   AVX2) computes the whole row and stores the colour's cells, fp32 and 16-bit on AVX2 compute
 //   the colour's cells only (rbgs_row_fast);
 // - the prolongation keeps the coarse rows it has interpolated along x for the next fine rows,
-//   the restriction sums eight fine rows per pass over its column buffer.
+//   the restriction sums eight fine rows per pass over its column buffer;
+// - on a level with physical faces only, a smoothing step's colour passes run as one sweep over
+//   the planes, each pass one plane behind the one before (rbgs_passes).
 //
 // Work is split into a few chunks of rows per thread; each chunk owns its row scratch.
 // Host only: nothing here is compiled for or called from device code.
@@ -26,6 +28,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -495,87 +498,166 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
       });
 }
 
-// One colour of red-black Gauss-Seidel (see detail::rbgs). The update of every cell of a row is
-// computed contiguously into scratch and only the colour's cells are stored: twice the
-// arithmetic of the colour alone, but no strided copies of seven rows in and one out, which
-// were most of a pass's instructions (docs/performance.md, 2026-12-03). 16-bit rows are decoded
-// whole. Only the colour's cells are written (or, on AVX2 with 16-bit storage, rewritten with
-// the bits they had), so rows may still run on any thread.
-template <class Exec, class T, class M, class S>
-void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
-          const View3<T, M>& f, int colour) {
+// One colour of red-black Gauss-Seidel along row (k, j) (see detail::rbgs). The update of every
+// cell of a row is computed contiguously into scratch and only the colour's cells are stored:
+// twice the arithmetic of the colour alone, but no strided copies of seven rows in and one out,
+// which were most of a pass's instructions (docs/performance.md, 2026-12-03). 16-bit rows are
+// decoded whole. Only the colour's cells are written (or, on AVX2 with 16-bit storage,
+// rewritten with the bits they had), so rows may still run on any thread.
+template <class T, class M, class S>
+inline void rbgs_row(const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x, const T* fp,
+                     int colour, std::int64_t k, std::int64_t j, Rows<compute_t<T>, 7>& rows) {
   using C = compute_t<T>;
   const std::int64_t x0 = b.lo[0], x1 = b.hi[0], n = x1 - x0;
   const std::int64_t sy = std::int64_t(x.extent(2)), sz = sy * std::int64_t(x.extent(1));
   T* const xp = x.data();
+  mirror_row(s, xp + at(x, k, j, x0), x0, n);
+  const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
+  const std::int64_t start = x0 + ((colour + 2 - par) % 2);
+  if (start >= x1) return;
+  const C inv = row_inv_diag<C>(s, k, j);
+  const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+  const bool is3d = s.is3d;
+  const std::int64_t o = at(x, k, j, x0);
+#ifdef MANTISSA_HOST_AVX2_F16C
+  if constexpr ((fused16<T> || std::is_same<T, float>::value) && std::is_same<C, float>::value) {
+    T* const c = xp + o;
+    auto on_face = [&](std::int64_t i) {
+      const std::int64_t g0 = x0 + i + s.shift[0];
+      return g0 == 0 || g0 == s.last[0];
+    };
+    const bool flo = on_face(0), fhi = on_face(n - 1);
+    const C ilo = flo ? s.inv_diag_at(k, j, x0) : inv, ihi = fhi ? s.inv_diag_at(k, j, x0 + n - 1) : inv;
+    const T* const zm = is3d ? c - sz : c;
+    const T* const zp = is3d ? c + sz : c;
+    const std::int64_t e0 = start - x0;
+    if (is3d)
+      rbgs_row_fast<true>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi, ihi);
+    else
+      rbgs_row_fast<false>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi, ihi);
+    return;
+  }
+#endif
+  const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
+  const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
+  const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
+  const C* KOKKOS_RESTRICT zm = is3d ? rows.get(3, xp + o - sz, n) : ym;
+  const C* KOKKOS_RESTRICT zp = is3d ? rows.get(4, xp + o + sz, n) : yp;
+  const C* KOKKOS_RESTRICT fr = rows.get(5, fp + o, n);
+  C* KOKKOS_RESTRICT out = rows.scratch(6);
+  if (is3d) {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) {
+      const C r =
+          fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+      out[i] = xr[i] + r * inv;
+    }
+  } else {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) {
+      const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + C(0));
+      out[i] = xr[i] + r * inv;
+    }
+  }
+  // cells on an x face: their own diagonal
+  for (const std::int64_t i : {std::int64_t(0), n - 1}) {
+    const std::int64_t g0 = x0 + i + s.shift[0];
+    if (g0 != 0 && g0 != s.last[0]) continue;
+    const C z = is3d ? cz * (zm[i] + zp[i]) : C(0);
+    const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + z);
+    out[i] = xr[i] + r * s.inv_diag_at(k, j, x0 + i);
+  }
+  // T's constructor rounds as encode does
+  T* const xw = xp + o;
+  for (std::int64_t i = start - x0; i < n; i += 2) xw[i] = T(out[i]);
+}
+
+// One colour of red-black Gauss-Seidel over the owned box (see detail::rbgs).
+template <class Exec, class T, class M, class S>
+void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
+          const View3<T, M>& f, int colour) {
+  using C = compute_t<T>;
+  const std::int64_t n = b.hi[0] - b.lo[0];
   const T* const fp = f.data();
   for_rows(
       "mantissa::solvers::Multigrid::rbgs", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
       [=] { return Rows<C, 7>(n + 2); },
       [=](std::int64_t k, std::int64_t j, Rows<C, 7>& rows) {
-        mirror_row(s, xp + at(x, k, j, x0), x0, n);
-        const std::int64_t par = ((k + j + x0 + shift) % 2 + 2) % 2;
-        const std::int64_t start = x0 + ((colour + 2 - par) % 2);
-        if (start >= x1) return;
-        const C inv = row_inv_diag<C>(s, k, j);
-        const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
-        const bool is3d = s.is3d;
-        const std::int64_t o = at(x, k, j, x0);
-#ifdef MANTISSA_HOST_AVX2_F16C
-        if constexpr ((fused16<T> || std::is_same<T, float>::value) && std::is_same<C, float>::value) {
-          T* const c = xp + o;
-          auto on_face = [&](std::int64_t i) {
-            const std::int64_t g0 = x0 + i + s.shift[0];
-            return g0 == 0 || g0 == s.last[0];
-          };
-          const bool flo = on_face(0), fhi = on_face(n - 1);
-          const C ilo = flo ? s.inv_diag_at(k, j, x0) : inv,
-                  ihi = fhi ? s.inv_diag_at(k, j, x0 + n - 1) : inv;
-          const T* const zm = is3d ? c - sz : c;
-          const T* const zp = is3d ? c + sz : c;
-          const std::int64_t e0 = start - x0;
-          if (is3d)
-            rbgs_row_fast<true>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
-                                ihi);
-          else
-            rbgs_row_fast<false>(c, c - sy, c + sy, zm, zp, fp + o, n, e0, d, cx, cy, cz, inv, flo, ilo, fhi,
-                                 ihi);
-          return;
-        }
-#endif
-        const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
-        const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
-        const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
-        const C* KOKKOS_RESTRICT zm = is3d ? rows.get(3, xp + o - sz, n) : ym;
-        const C* KOKKOS_RESTRICT zp = is3d ? rows.get(4, xp + o + sz, n) : yp;
-        const C* KOKKOS_RESTRICT fr = rows.get(5, fp + o, n);
-        C* KOKKOS_RESTRICT out = rows.scratch(6);
-        if (is3d) {
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) {
-            const C r = fr[i] - d * xr[i] +
-                        (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
-            out[i] = xr[i] + r * inv;
-          }
-        } else {
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) {
-            const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + C(0));
-            out[i] = xr[i] + r * inv;
-          }
-        }
-        // cells on an x face: their own diagonal
-        for (const std::int64_t i : {std::int64_t(0), n - 1}) {
-          const std::int64_t g0 = x0 + i + s.shift[0];
-          if (g0 != 0 && g0 != s.last[0]) continue;
-          const C z = is3d ? cz * (zm[i] + zp[i]) : C(0);
-          const C r = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + z);
-          out[i] = xr[i] + r * s.inv_diag_at(k, j, x0 + i);
-        }
-        // T's constructor rounds as encode does
-        T* const xw = xp + o;
-        for (std::int64_t i = start - x0; i < n; i += 2) xw[i] = T(out[i]);
+        rbgs_row(b, shift, s, x, fp, colour, k, j, rows);
       });
+}
+
+// Ghost row (k, j) = T(sign * C(row (k, from))), the whole storage row: mirror_rows' row.
+template <class T, class M>
+inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j, std::int64_t kf,
+                            std::int64_t jf, compute_t<T> sign, Rows<compute_t<T>, 7>& rows) {
+  using C = compute_t<T>;
+  const std::int64_t n = std::int64_t(v.extent(2));
+  const T* const src = v.data() + at(v, kf, jf, 0);
+  T* const dst = v.data() + at(v, k, j, 0);
+  if constexpr (std::is_same<T, C>::value) {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = sign * src[i];
+  } else {
+    C* KOKKOS_RESTRICT w = rows.scratch(6);
+    decode<C>(src, w, n);
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) w[i] = sign * w[i];
+    encode<T>(w, dst, n);
+  }
+}
+
+// Several colour passes of red-black Gauss-Seidel (colours[0], .., colours[m - 1]) in one sweep
+// over the planes, 3D, on a level whose every face is a physical one (its ghosts mirrors of the
+// cells inside, no halo exchange between the passes; mirror[f] the sign of face f). Each pass
+// reads x and f whole and writes x, and at 256^3 the passes are bound by those bytes (the fp16
+// colour pair took 1.1 ns a cell at 128^3, 1.6-1.9 at 256^3, on a Xeon core): here pass q
+// runs on plane t - q at step t, so a plane's rows are still in cache when the next pass reaches
+// it one step later, and the m passes move x and f about once. A pass on plane p reads planes
+// p - 1 .. p + 1: pass q - 1 has finished all three (it ran on p + 1 earlier in the same step),
+// and pass q + 1 has not touched p - 1 yet (it does so after pass q in the same step). After pass
+// q on plane p, the ghost rows of p's y faces and, where p is the first or last plane, the
+// ghost plane beyond it are mirrored again (mirror_face's order: y, then z), as the ghost fill
+// between two passes does; the x faces are mirrored in every row (mirror_row). Every cell gets
+// the same operations on the same values as in m separate passes with a fill before each, so
+// the bits are the same (tstHostKernels). Rows of one plane and pass run on any thread. Four
+// passes at 256^3, one Xeon core: fp64 167-186 -> 111-133 ms, fp32 66-76 -> 46-49, fp16 54-55 ->
+// 36-41 (docs/performance.md, 2026-12-06).
+template <class Exec, class T, class M, class S>
+void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
+                 const View3<T, M>& f, const int* colours, int m, const std::array<int, 6>& mirror) {
+  using C = compute_t<T>;
+  const std::int64_t n = b.hi[0] - b.lo[0];
+  const std::int64_t y0 = b.lo[1], y1 = b.hi[1], z0 = b.lo[2], z1 = b.hi[2], ny = y1 - y0;
+  const T* const fp = f.data();
+  const std::int64_t threads = std::max(1, int(space.concurrency()));
+  const std::int64_t chunks = std::min(ny, threads), per = (ny + chunks - 1) / chunks;
+  std::vector<Rows<C, 7>> scratch;
+  for (std::int64_t c = 0; c < chunks; ++c) scratch.emplace_back(std::max(n + 2, std::int64_t(x.extent(2))));
+  Rows<C, 7>* const sc = scratch.data();
+  std::vector<int> passes(colours, colours + m);
+  const int* const col = passes.data();
+  const C ylo = C(mirror[2]), yhi = C(mirror[3]), zlo = C(mirror[4]), zhi = C(mirror[5]);
+  const std::int64_t rows_y = std::int64_t(x.extent(1));
+  for (std::int64_t t = z0; t < z1 + m - 1; ++t)
+    for (int q = 0; q < m; ++q) {
+      const std::int64_t p = t - q;
+      if (p < z0 || p >= z1) continue;
+      Kokkos::parallel_for("mantissa::solvers::Multigrid::rbgs", Kokkos::RangePolicy<Exec>(space, 0, chunks),
+                           [=](const std::int64_t c) {
+                             const std::int64_t end = std::min(y1, y0 + (c + 1) * per);
+                             for (std::int64_t j = y0 + c * per; j < end; ++j)
+                               rbgs_row(b, shift, s, x, fp, col[q], p, j, sc[c]);
+                           });
+      if (q + 1 == m) continue;  // the last pass leaves the ghosts to the next fill, as before
+      space.fence();
+      mirror_row_from(x, p, y0 - 1, p, y0, ylo, sc[0]);
+      mirror_row_from(x, p, y1, p, y1 - 1, yhi, sc[0]);
+      if (p == z0)
+        for (std::int64_t j = 0; j < rows_y; ++j) mirror_row_from(x, z0 - 1, j, p, j, zlo, sc[0]);
+      if (p == z1 - 1)
+        for (std::int64_t j = 0; j < rows_y; ++j) mirror_row_from(x, z1, j, p, j, zhi, sc[0]);
+    }
 }
 
 // Weighted Jacobi, x_out = x_in + w D^-1 (f - L x_in) (see detail::jacobi; x_in's ghosts filled).
