@@ -18,7 +18,9 @@
 // - 2D with bf16 or fp16 storage and fp32 compute, on AVX2 + F16C: one fused loop per row that
 //   decodes the ring's new row and q, updates and encodes, so the streams from memory are read
 //   together and nothing decoded is written and read back (1.7x faster than separate decode,
-//   update and encode loops at 4096^2, docs/performance.md).
+//   update and encode loops at 4096^2, docs/performance.md). 3D likewise: the second pass of a
+//   row (z terms and the leapfrog) decodes the row of the ring's newest plane, and q, in its
+//   loop; the separate decode pass keeps only the newest plane's halos.
 //
 // Host only: nothing here is compiled for or called from device code.
 #include <mantissa/core/LowPrecision.hpp>
@@ -119,6 +121,48 @@ inline void encode(const C* KOKKOS_RESTRICT in, S* KOKKOS_RESTRICT out, int n) {
 using mantissa::host::decode8;
 using mantissa::host::encode8;
 
+// The pieces of the fused 16-bit row kernels below. Each vector operation is the scalar one
+// lane by lane (no FMA: the build contracts nothing), so a vector body and its scalar remainder
+// compute every point with the same operations in the same order.
+namespace fused {
+inline __m256 add(__m256 x, __m256 y) {
+  return _mm256_add_ps(x, y);
+}
+inline __m256 mul(__m256 x, __m256 y) {
+  return _mm256_mul_ps(x, y);
+}
+inline __m256 at(const float* row) {
+  return _mm256_loadu_ps(row);
+}
+inline __m256 all(float x) {
+  return _mm256_set1_ps(x);
+}
+// The ring's new row: decoded from storage, kept for the rows after, returned for this one.
+template <class S>
+inline __m256 take8(const S* src, float* dst) {
+  const __m256 v = decode8(src);
+  _mm256_storeu_ps(dst, v);
+  return v;
+}
+template <class S>
+inline float take1(const S* src, float* dst) {
+  decode<float>(src, dst, 1);
+  return *dst;
+}
+// The leapfrog on q in storage: q <- 2 c - q + m l (stencil_kernels.hpp's leapfrog).
+template <class S>
+inline void leapfrog8(__m256 c, S* q, const float* m, __m256 l) {
+  encode8(add(_mm256_sub_ps(mul(all(2.0f), c), decode8(q)), mul(at(m), l)), q);
+}
+template <class S>
+inline void leapfrog1(float c, S* q, float m, float l) {
+  float old;
+  decode<float>(q, &old, 1);
+  const float r = leapfrog<float>(c, old, m, l);
+  encode<S>(&r, q, 1);
+}
+}  // namespace fused
+
 // 2D, 16-bit storage, fp32 compute: row j's update (x and y terms and the leapfrog, the same
 // operations in the same order as update_row_at) fused with the decode of ring row j + R, which
 // the row needs only at the same point (its farthest y neighbour above), and with q's decode and
@@ -130,33 +174,54 @@ inline void update_row_2d_fused(const float* c, const float* const (&ym)[R], con
                                 const S* KOKKOS_RESTRICT pnew_src, float* KOKKOS_RESTRICT pnew_dst,
                                 S* KOKKOS_RESTRICT q, const float* KOKKOS_RESTRICT m, int n,
                                 const StencilWeights<float, R>& w) {
-  const auto add = [](__m256 x, __m256 y) { return _mm256_add_ps(x, y); };
-  const auto mul = [](__m256 x, __m256 y) { return _mm256_mul_ps(x, y); };
-  const auto at = [](const float* row) { return _mm256_loadu_ps(row); };
-  const auto all = [](float x) { return _mm256_set1_ps(x); };
+  using namespace fused;
   int i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 pn = decode8(pnew_src + i);
-    _mm256_storeu_ps(pnew_dst + i, pn);
+    const __m256 pn = take8(pnew_src + i, pnew_dst + i);
     const __m256 c0 = at(c + i);
     __m256 l = mul(all(w.center), c0);
     for (int s = 1; s <= R; ++s) l = add(l, mul(all(w.d2[0][s]), add(at(c + i - s), at(c + i + s))));
     for (int s = 1; s < R; ++s) l = add(l, mul(all(w.d2[1][s]), add(at(ym[s - 1] + i), at(yp[s - 1] + i))));
     l = add(l, mul(all(w.d2[1][R]), add(at(ym[R - 1] + i), pn)));
-    const __m256 old = decode8(q + i);  // leapfrog: 2 p - p_old + m L(p)
-    encode8(add(_mm256_sub_ps(mul(all(2.0f), c0), old), mul(at(m + i), l)), q + i);
+    leapfrog8(c0, q + i, m + i, l);
   }
   for (; i < n; ++i) {  // the remainder, point by point: the same operations
-    float pn, old;
-    decode<float>(pnew_src + i, &pn, 1);
-    pnew_dst[i] = pn;
+    const float pn = take1(pnew_src + i, pnew_dst + i);
     float l = w.center * c[i];
     for (int s = 1; s <= R; ++s) l = l + w.d2[0][s] * (c[i - s] + c[i + s]);
     for (int s = 1; s < R; ++s) l = l + w.d2[1][s] * (ym[s - 1][i] + yp[s - 1][i]);
     l = l + w.d2[1][R] * (ym[R - 1][i] + pn);
-    decode<float>(q + i, &old, 1);
-    const float r = leapfrog<float>(c[i], old, m[i], l);
-    encode<S>(&r, q + i, 1);
+    leapfrog1(c[i], q + i, m[i], l);
+  }
+}
+
+// 3D, 16-bit storage, fp32 compute: row j's second pass (z terms and the leapfrog, the same
+// operations in the same order as update_row_at's) fused with the decode of row j of plane
+// k + R, which the row needs only at the same point (its farthest z neighbour above), and with
+// q's decode and encode: the streams from memory (plane k + R's row, q and m) are read in one
+// loop, and no decoded row of q is written and read back. acc: the row's first pass
+// (xy_terms); pnew_src: row j of plane k + R, points [0, n), in storage; pnew_dst: the same in
+// the ring (its x halos are decoded apart).
+template <int R, class S>
+inline void z_terms_3d_fused(const float* c, const float* KOKKOS_RESTRICT acc, const float* const* zm,
+                             const float* const* zp, const S* KOKKOS_RESTRICT pnew_src,
+                             float* KOKKOS_RESTRICT pnew_dst, S* KOKKOS_RESTRICT q,
+                             const float* KOKKOS_RESTRICT m, int n, const StencilWeights<float, R>& w) {
+  using namespace fused;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 pn = take8(pnew_src + i, pnew_dst + i);
+    __m256 l = at(acc + i);
+    for (int s = 1; s < R; ++s) l = add(l, mul(all(w.d2[2][s]), add(at(zm[s - 1] + i), at(zp[s - 1] + i))));
+    l = add(l, mul(all(w.d2[2][R]), add(at(zm[R - 1] + i), pn)));
+    leapfrog8(at(c + i), q + i, m + i, l);
+  }
+  for (; i < n; ++i) {  // the remainder, point by point: the same operations
+    const float pn = take1(pnew_src + i, pnew_dst + i);
+    float l = acc[i];
+    for (int s = 1; s < R; ++s) l = l + w.d2[2][s] * (zm[s - 1][i] + zp[s - 1][i]);
+    l = l + w.d2[2][R] * (zm[R - 1][i] + pn);
+    leapfrog1(c[i], q + i, m[i], l);
   }
 }
 #endif
@@ -174,6 +239,21 @@ struct RowScratch {
     }
   }
 };
+
+// 3D: acc[i] <- the centre, x and y terms of L(c)[i] for i in [0, n), the first of a row's two
+// passes (update_row_at).
+template <int R, class C>
+inline void xy_terms(const C* c, const C* const (&ym)[R], const C* const (&yp)[R], C* KOKKOS_RESTRICT acc,
+                     int n, const StencilWeights<C, R>& w) {
+  const C* KOKKOS_RESTRICT cr = c;
+  MANTISSA_HOST_IVDEP
+  for (int i = 0; i < n; ++i) {
+    C l = w.center * cr[i];
+    for (int s = 1; s <= R; ++s) l = l + w.d2[0][s] * (cr[i - s] + cr[i + s]);
+    for (int s = 1; s <= R; ++s) l = l + w.d2[1][s] * (ym[s - 1][i] + yp[s - 1][i]);
+    acc[i] = l;
+  }
+}
 
 // q[i] <- 2 c[i] - q[i] + m[i] L(c)[i] for i in [0, n): c points at the row's first point in
 // compute type, its y neighbours are sy away, its z neighbours are zm[s-1] / zp[s-1]. The last
@@ -199,13 +279,7 @@ inline void update_row_at(const C* c, const C* const (&ym)[R], const C* const (&
   }
   if constexpr (Dim == 3) {
     C* KOKKOS_RESTRICT acc = scratch.acc.data();
-    MANTISSA_HOST_IVDEP
-    for (int i = 0; i < n; ++i) {  // centre, x terms, y terms
-      C l = w.center * cr[i];
-      for (int s = 1; s <= R; ++s) l = l + w.d2[0][s] * (cr[i - s] + cr[i + s]);
-      for (int s = 1; s <= R; ++s) l = l + w.d2[1][s] * (ym[s - 1][i] + yp[s - 1][i]);
-      acc[i] = l;
-    }
+    xy_terms<R>(c, ym, yp, acc, n, w);
     MANTISSA_HOST_IVDEP
     for (int i = 0; i < n; ++i) {  // z terms and the leapfrog
       C l = acc[i];
@@ -369,6 +443,45 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
           };
           const int dz = Dim == 3 ? R : 0;
           for (int kk = k0 - dz; kk < k0 + dz; ++kk) load(kk);
+#ifdef MANTISSA_SEISMIC_HOST_AVX2
+          if constexpr (Dim == 3 && std::is_same<C, float>::value && std::is_same<M, float>::value &&
+                        (std::is_same<S, bf16>::value || std::is_same<S, fp16>::value)) {
+            // Plane k + R's rows [j0, j1) are decoded inside their rows' second pass
+            // (z_terms_3d_fused); here only its y halo rows and the x halos of the others.
+            auto load_halos = [&](int kk) {
+              C* dst = slot(kk);
+              const S* src = pp + kk * sz + (j0 - R) * sy + (x0 - R);
+              for (int r = 0; r < rows; ++r) {
+                if (r < R || r >= rows - R) {
+                  decode<C>(src + r * sy, dst + r * len, int(len));
+                } else {
+                  decode<C>(src + r * sy, dst + r * len, R);
+                  decode<C>(src + r * sy + R + nx, dst + r * len + R + nx, R);
+                }
+              }
+            };
+            for (int k = k0; k < k1; ++k) {
+              load_halos(k + R);
+              for (int j = j0; j < j1; ++j) {
+                const long off = (j - j0 + R) * len + R;
+                const C* ym[R];
+                const C* yp[R];
+                for (int s = 1; s <= R; ++s) {
+                  zm[s - 1] = slot(k - s) + off;
+                  zp[s - 1] = slot(k + s) + off;
+                  ym[s - 1] = slot(k) + off - s * len;
+                  yp[s - 1] = slot(k) + off + s * len;
+                }
+                const long x = k * sz + j * sy + x0;
+                xy_terms<R>(slot(k) + off, ym, yp, scratch.acc.data(), nx, w);
+                z_terms_3d_fused<R>(slot(k) + off, scratch.acc.data(), zm, zp, pp + x + R * sz,
+                                    slot(k + R) + off, qp + x, mp + x, nx, w);
+              }
+              after(k, j0, j1);
+            }
+            return;
+          }
+#endif
           for (int k = k0; k < k1; ++k) {
             load(k + dz);
             for (int j = j0; j < j1; ++j) {
