@@ -424,6 +424,22 @@ inline void mirror_row(const S& s, T* xr, std::int64_t x0, std::int64_t n) {
   if (s.mhi != C(0) && x0 + n - 1 + s.shift[0] == s.last[0]) xr[n] = T(s.mhi * C(xr[n - 1]));
 }
 
+// dst[i] = T(s * C(src[i])) for i in [0, n): a ghost row mirrored from a row inside, in storage
+// (w: scratch for n values, used when the storage is not the compute type).
+template <class T, class C>
+inline void scaled_row(const T* src, T* dst, std::int64_t n, C s, C* KOKKOS_RESTRICT w) {
+  if constexpr (std::is_same<T, C>::value) {
+    (void)w;
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = s * src[i];
+  } else {
+    decode<C>(src, w, n);
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) w[i] = s * w[i];
+    encode<T>(w, dst, n);
+  }
+}
+
 // The ghost rows of a y (axis 1) or z (axis 2) face, box b: row (k, j) = T(s * C(row mirrored
 // across the face)), whole x rows (see detail::mirror_face).
 template <class Exec, class T, class M, class C>
@@ -435,17 +451,7 @@ void mirror_rows(const Exec& space, const Box& b, const View3<T, M>& v, int axis
       [=] { return Rows<C, 1>(n); },
       [=](std::int64_t k, std::int64_t j, Rows<C, 1>& rows) {
         const T* const src = vp + at(v, axis == 2 ? pivot - k : k, axis == 1 ? pivot - j : j, b.lo[0]);
-        T* const dst = vp + at(v, k, j, b.lo[0]);
-        if constexpr (std::is_same<T, C>::value) {
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) dst[i] = s * src[i];
-        } else {
-          C* KOKKOS_RESTRICT w = rows.scratch(0);
-          decode<C>(src, w, n);
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) w[i] = s * w[i];
-          encode<T>(w, dst, n);
-        }
+        scaled_row(src, vp + at(v, k, j, b.lo[0]), n, s, rows.scratch(0));
       });
 }
 
@@ -591,20 +597,8 @@ void rbgs(const Exec& space, const Box& b, std::int64_t shift, const S& s, const
 template <class T, class M>
 inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j, std::int64_t kf,
                             std::int64_t jf, compute_t<T> sign, Rows<compute_t<T>, 7>& rows) {
-  using C = compute_t<T>;
   const std::int64_t n = std::int64_t(v.extent(2));
-  const T* const src = v.data() + at(v, kf, jf, 0);
-  T* const dst = v.data() + at(v, k, j, 0);
-  if constexpr (std::is_same<T, C>::value) {
-    MANTISSA_SOLVERS_IVDEP
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = sign * src[i];
-  } else {
-    C* KOKKOS_RESTRICT w = rows.scratch(6);
-    decode<C>(src, w, n);
-    MANTISSA_SOLVERS_IVDEP
-    for (std::int64_t i = 0; i < n; ++i) w[i] = sign * w[i];
-    encode<T>(w, dst, n);
-  }
+  scaled_row(v.data() + at(v, kf, jf, 0), v.data() + at(v, k, j, 0), n, sign, rows.scratch(6));
 }
 
 // Several colour passes of red-black Gauss-Seidel (colours[0], .., colours[m - 1]) in one sweep
