@@ -615,8 +615,8 @@ inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j
 // between two passes does; the x faces are mirrored in every row (mirror_row). Every cell gets
 // the same operations on the same values as in m separate passes with a fill before each, so
 // the bits are the same (tstHostKernels). Rows of one plane and pass run on any thread. Four
-// passes at 256^3, one Xeon core: fp64 167-186 -> 111-133 ms, fp32 66-76 -> 46-49, fp16 54-55 ->
-// 36-41 (docs/performance.md, 2026-12-06).
+// passes at 256^3, one Xeon core: fp64 167-186 -> 111-133 ms, fp32 66-76 -> 46-49, fp16 47-56 ->
+// 34-41 (docs/performance.md, 2026-12-06).
 template <class Exec, class T, class M, class S>
 void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
                  const View3<T, M>& f, const int* colours, int m, const std::array<int, 6>& mirror) {
