@@ -15,7 +15,7 @@
 // do not count in it); the CPU columns are the ones to compare under load.
 //
 //   mantissa_bench_solvers [--n 128] [--reps 3] [--no-hypre] [--no-pfmg-alone] [--no-kernels]
-//   [--no-breakdown] [--history] [--rhs smooth|broadband]
+//   [--no-breakdown] [--history] [--rhs smooth|broadband] [--kernels-only]
 //                          (--history: each variant's residual after every iteration, once;
 //                          --rhs: see fill_rhs, default smooth)
 //                          [--only "fp64;fp32;fp64@2;fp32@2;fp32+k32"]   (@2: V(2,2) instead of V(1,1);
@@ -131,7 +131,17 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
     mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 0);
     mantissa::solvers::detail::rbgs(space, lv.place, s, d.x.view(), d.f.view(), 1);
   });
+  double t_apply = 0.0;
+  if constexpr (std::is_same<T, double>::value) {
+    // the fp64 CG's matrix product with its dot (p, Ap), which every inner precision pays
+    t_apply =
+        best_of([&] { mantissa::solvers::detail::apply_dot(space, lv.place, s, d.x.view(), d.r.view()); });
+  }
   if (g_rank == 0) {
+    if (t_apply > 0.0)
+      std::printf("  %-5s CG A p, (p, Ap) %5.2f GB/s  %5.1f%% of triad (%.2f ms)\n",
+                  precision_traits<T>::name, 2.0 * sizeof(T) * cells / t_apply / 1e9,
+                  100.0 * 2.0 * sizeof(T) * cells / t_apply / 1e9 / triad, 1e3 * t_apply);
     std::printf("  %-5s residual      %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name,
                 bytes / t_res / 1e9, 100.0 * bytes / t_res / 1e9 / triad);
     std::printf("  %-5s jacobi sweep  %7.2f GB/s  %5.1f%% of triad\n", precision_traits<T>::name,
@@ -336,7 +346,8 @@ int bench_main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::int64_t n = 128;
   int reps = 3;
-  bool hypre = true, kernels = true, breakdown = true, pfmg_alone = true, history = false, broadband = false;
+  bool hypre = true, kernels = true, breakdown = true, pfmg_alone = true, history = false, broadband = false,
+       kernels_only = false;
   std::vector<std::string> variants{"fp64", "fp32", "progressive_bf16", "progressive_fp16",
                                     "bf16", "fp16", "fp32/refinement",  "progressive_bf16/refinement"};
   for (int a = 1; a < argc; ++a) {
@@ -350,6 +361,8 @@ int bench_main(int argc, char** argv) {
       pfmg_alone = false;
     else if (!std::strcmp(argv[a], "--no-kernels"))
       kernels = false;
+    else if (!std::strcmp(argv[a], "--kernels-only"))
+      kernels_only = true;
     else if (!std::strcmp(argv[a], "--no-breakdown"))
       breakdown = false;
     else if (!std::strcmp(argv[a], "--history"))
@@ -403,172 +416,176 @@ int bench_main(int argc, char** argv) {
       kernel_bandwidth<bf16>(decomp, triad);
       kernel_bandwidth<fp16>(decomp, triad);
     }
-
-    Field<double> b("mantissa::bench::b", decomp, 1), x("mantissa::bench::x", decomp, 1);
-    fill_rhs(decomp, b, broadband);
-    std::vector<Row> rows;
-    // Every variant's solver first, then the repetitions round-robin over the variants, so a
-    // change of the shared machine's load falls on all of them alike; the ratios use the best
-    // solve of each (the one the other jobs on the machine disturbed least).
-    std::vector<std::unique_ptr<PoissonSolver<>>> solvers;
-    std::vector<SolverOptions> options;
-    std::vector<std::vector<double>> times(variants.size()), cpu_times(variants.size());
-    for (const std::string& prec : variants) {
-      SolverOptions opt;
-      // "fp32/refinement": the same inner precision through iterative refinement; "fp32@2":
-      // V(2,2) (pre and post sweeps), for comparing cycles within one run
-      // The suffixes may come in any order ("fp16@2+k32" and "fp16+k32@2" are one variant):
-      // "+k32" and "^f" are taken out of the whole name first, then "@n" and "/outer".
-      std::string spec = prec;
-      // "fp32+k32": the CG's search direction stored in fp32 (SolverOptions::krylov_storage)
-      if (const std::size_t plus = spec.find("+k32"); plus != std::string::npos) {
-        opt.krylov_storage = Precision::fp32;
-        spec.erase(plus, 4);
-      }
-      // "fp16^f": F-cycles (MultigridOptions::cycle)
-      if (const std::size_t caret = spec.find("^f"); caret != std::string::npos) {
-        opt.multigrid.cycle = Cycle::f;
-        spec.erase(caret, 2);
-      }
-      if (const std::size_t slash = spec.find('/'); slash != std::string::npos) {
-        const std::size_t end = spec.find('@', slash);
-        opt.outer = parse_outer(spec.substr(slash + 1, end == std::string::npos ? end : end - slash - 1));
-        spec.erase(slash, end == std::string::npos ? end : end - slash);
-      }
-      const std::size_t at = spec.find('@');
-      const std::string base = spec.substr(0, at);
-      if (at != std::string::npos) {
-        const int sweeps = std::atoi(spec.c_str() + at + 1);
-        if (sweeps < 1) {
-          if (g_rank == 0)
-            std::fprintf(stderr, "bench: '%s': the sweeps after @ must be >= 1\n", prec.c_str());
-          MPI_Abort(MPI_COMM_WORLD, 2);
+    if (!kernels_only) {
+      Field<double> b("mantissa::bench::b", decomp, 1), x("mantissa::bench::x", decomp, 1);
+      fill_rhs(decomp, b, broadband);
+      std::vector<Row> rows;
+      // Every variant's solver first, then the repetitions round-robin over the variants, so a
+      // change of the shared machine's load falls on all of them alike; the ratios use the best
+      // solve of each (the one the other jobs on the machine disturbed least).
+      std::vector<std::unique_ptr<PoissonSolver<>>> solvers;
+      std::vector<SolverOptions> options;
+      std::vector<std::vector<double>> times(variants.size()), cpu_times(variants.size());
+      for (const std::string& prec : variants) {
+        SolverOptions opt;
+        // "fp32/refinement": the same inner precision through iterative refinement; "fp32@2":
+        // V(2,2) (pre and post sweeps), for comparing cycles within one run
+        // The suffixes may come in any order ("fp16@2+k32" and "fp16+k32@2" are one variant):
+        // "+k32" and "^f" are taken out of the whole name first, then "@n" and "/outer".
+        std::string spec = prec;
+        // "fp32+k32": the CG's search direction stored in fp32 (SolverOptions::krylov_storage)
+        if (const std::size_t plus = spec.find("+k32"); plus != std::string::npos) {
+          opt.krylov_storage = Precision::fp32;
+          spec.erase(plus, 4);
         }
-        opt.multigrid.pre_sweeps = opt.multigrid.post_sweeps = sweeps;
+        // "fp16^f": F-cycles (MultigridOptions::cycle)
+        if (const std::size_t caret = spec.find("^f"); caret != std::string::npos) {
+          opt.multigrid.cycle = Cycle::f;
+          spec.erase(caret, 2);
+        }
+        if (const std::size_t slash = spec.find('/'); slash != std::string::npos) {
+          const std::size_t end = spec.find('@', slash);
+          opt.outer = parse_outer(spec.substr(slash + 1, end == std::string::npos ? end : end - slash - 1));
+          spec.erase(slash, end == std::string::npos ? end : end - slash);
+        }
+        const std::size_t at = spec.find('@');
+        const std::string base = spec.substr(0, at);
+        if (at != std::string::npos) {
+          const int sweeps = std::atoi(spec.c_str() + at + 1);
+          if (sweeps < 1) {
+            if (g_rank == 0)
+              std::fprintf(stderr, "bench: '%s': the sweeps after @ must be >= 1\n", prec.c_str());
+            MPI_Abort(MPI_COMM_WORLD, 2);
+          }
+          opt.multigrid.pre_sweeps = opt.multigrid.post_sweeps = sweeps;
+        }
+        opt.multigrid.precisions = parse_level_precisions(base);
+        Row row;
+        row.name = std::string("mantissa ") + prec;
+        auto t0 = Clock::now();
+        solvers.push_back(
+            std::make_unique<PoissonSolver<>>(decomp, Boundary::all(BoundaryKind::dirichlet), opt));
+        row.setup = seconds_since(t0);
+        options.push_back(opt);
+        rows.push_back(row);
       }
-      opt.multigrid.precisions = parse_level_precisions(base);
-      Row row;
-      row.name = std::string("mantissa ") + prec;
-      auto t0 = Clock::now();
-      solvers.push_back(
-          std::make_unique<PoissonSolver<>>(decomp, Boundary::all(BoundaryKind::dirichlet), opt));
-      row.setup = seconds_since(t0);
-      options.push_back(opt);
-      rows.push_back(row);
-    }
-    for (int rep = 0; rep <= reps; ++rep)
+      for (int rep = 0; rep <= reps; ++rep)
+        for (std::size_t v = 0; v < variants.size(); ++v) {
+          Row& row = rows[v];
+          Kokkos::deep_copy(x.view(), 0.0);
+          solvers[v]->set_precisions(options[v].multigrid.precisions);  // undo a fallback of an earlier rep
+          MPI_Barrier(MPI_COMM_WORLD);
+          const double c0 = cpu_seconds();
+          const auto st = solvers[v]->solve(b, x);
+          double tc[2] = {st.seconds, cpu_seconds() - c0};
+          MPI_Allreduce(MPI_IN_PLACE, tc, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+          const double t = tc[0];
+          if (rep > 0) {
+            times[v].push_back(t);
+            cpu_times[v].push_back(tc[1]);
+          }
+          row.iterations = st.iterations;
+          row.steps = st.refinement_steps;
+          row.residual = st.relative_residual;
+          row.fallbacks = int(st.fallbacks.size());
+          if (g_rank == 0) {
+            std::printf("  rep %d %-36s %8.3f s  cpu %8.3f s  %3d it  residual %.2e%s\n", rep,
+                        row.name.c_str(), t, tc[1], row.iterations, row.residual,
+                        rep == 0 ? " (warm-up)" : "");
+            if (history && rep == 0) {
+              std::printf("    relative residual after each iteration:");
+              for (const double h : st.history) std::printf(" %.2e", h);
+              std::printf("\n");
+            }
+            std::fflush(stdout);
+          }
+        }
       for (std::size_t v = 0; v < variants.size(); ++v) {
-        Row& row = rows[v];
-        Kokkos::deep_copy(x.view(), 0.0);
-        solvers[v]->set_precisions(options[v].multigrid.precisions);  // undo a fallback of an earlier rep
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double c0 = cpu_seconds();
-        const auto st = solvers[v]->solve(b, x);
-        double tc[2] = {st.seconds, cpu_seconds() - c0};
-        MPI_Allreduce(MPI_IN_PLACE, tc, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        const double t = tc[0];
-        if (rep > 0) {
-          times[v].push_back(t);
-          cpu_times[v].push_back(tc[1]);
-        }
-        row.iterations = st.iterations;
-        row.steps = st.refinement_steps;
-        row.residual = st.relative_residual;
-        row.fallbacks = int(st.fallbacks.size());
+        rows[v].seconds = *std::min_element(times[v].begin(), times[v].end());
+        rows[v].median = median(times[v]);
+        rows[v].cpu = *std::min_element(cpu_times[v].begin(), cpu_times[v].end());
+        rows[v].cpu_max = *std::max_element(cpu_times[v].begin(), cpu_times[v].end());
+        rows[v].cpu_median = median(cpu_times[v]);
+      }
+      if (breakdown) {
+        // one preconditioner application per variant, best of 3 rounds of `iterations`
+        // applications each, round-robin over the variants like the solves
+        Field<double> z("mantissa::bench::z", decomp, 1);
+        std::vector<double> apply_s(variants.size(), 1e30);
+        for (int round = 0; round < 3; ++round)
+          for (std::size_t v = 0; v < variants.size(); ++v) {
+            auto& mg = solvers[v]->multigrid();
+            mg.set_precisions(options[v].multigrid.precisions);
+            const int k = std::max(1, rows[v].iterations);
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double c0 = cpu_seconds();
+            for (int q = 0; q < k; ++q) mg.apply(b, z, 1.0);
+            Kokkos::fence();
+            double t = (cpu_seconds() - c0) / double(k);
+            MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            apply_s[v] = std::min(apply_s[v], t);
+          }
         if (g_rank == 0) {
-          std::printf("  rep %d %-36s %8.3f s  cpu %8.3f s  %3d it  residual %.2e%s\n", rep, row.name.c_str(),
-                      t, tc[1], row.iterations, row.residual, rep == 0 ? " (warm-up)" : "");
-          if (history && rep == 0) {
-            std::printf("    relative residual after each iteration:");
-            for (const double h : st.history) std::printf(" %.2e", h);
-            std::printf("\n");
+          std::printf(
+              "\nbreakdown per iteration, process CPU time (best solve / iterations = one multigrid "
+              "application + "
+              "the rest):\n"
+              "| solver | per iteration s | multigrid application s | of fp64's | rest (fp64 CG) s | of "
+              "fp64's "
+              "| "
+              "application share |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+          const double it0 = rows[0].cpu / double(std::max(1, rows[0].iterations));
+          const double rest0 = it0 - apply_s[0];
+          for (std::size_t v = 0; v < variants.size(); ++v) {
+            const double it = rows[v].cpu / double(std::max(1, rows[v].iterations));
+            const double rest = it - apply_s[v];
+            std::printf("| %s | %.4f | %.4f | %.3f | %.4f | %.3f | %.0f %% |\n", rows[v].name.c_str(), it,
+                        apply_s[v], apply_s[v] / apply_s[0], rest, rest / rest0, 100.0 * apply_s[v] / it);
           }
           std::fflush(stdout);
         }
       }
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      rows[v].seconds = *std::min_element(times[v].begin(), times[v].end());
-      rows[v].median = median(times[v]);
-      rows[v].cpu = *std::min_element(cpu_times[v].begin(), cpu_times[v].end());
-      rows[v].cpu_max = *std::max_element(cpu_times[v].begin(), cpu_times[v].end());
-      rows[v].cpu_median = median(cpu_times[v]);
-    }
-    if (breakdown) {
-      // one preconditioner application per variant, best of 3 rounds of `iterations`
-      // applications each, round-robin over the variants like the solves
-      Field<double> z("mantissa::bench::z", decomp, 1);
-      std::vector<double> apply_s(variants.size(), 1e30);
-      for (int round = 0; round < 3; ++round)
-        for (std::size_t v = 0; v < variants.size(); ++v) {
-          auto& mg = solvers[v]->multigrid();
-          mg.set_precisions(options[v].multigrid.precisions);
-          const int k = std::max(1, rows[v].iterations);
-          MPI_Barrier(MPI_COMM_WORLD);
-          const double c0 = cpu_seconds();
-          for (int q = 0; q < k; ++q) mg.apply(b, z, 1.0);
-          Kokkos::fence();
-          double t = (cpu_seconds() - c0) / double(k);
-          MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-          apply_s[v] = std::min(apply_s[v], t);
-        }
-      if (g_rank == 0) {
-        std::printf(
-            "\nbreakdown per iteration, process CPU time (best solve / iterations = one multigrid "
-            "application + "
-            "the rest):\n"
-            "| solver | per iteration s | multigrid application s | of fp64's | rest (fp64 CG) s | of fp64's "
-            "| "
-            "application share |\n| --- | --- | --- | --- | --- | --- | --- |\n");
-        const double it0 = rows[0].cpu / double(std::max(1, rows[0].iterations));
-        const double rest0 = it0 - apply_s[0];
-        for (std::size_t v = 0; v < variants.size(); ++v) {
-          const double it = rows[v].cpu / double(std::max(1, rows[v].iterations));
-          const double rest = it - apply_s[v];
-          std::printf("| %s | %.4f | %.4f | %.3f | %.4f | %.3f | %.0f %% |\n", rows[v].name.c_str(), it,
-                      apply_s[v], apply_s[v] / apply_s[0], rest, rest / rest0, 100.0 * apply_s[v] / it);
-        }
-        std::fflush(stdout);
-      }
-    }
-    std::vector<std::pair<Row, double>> peers;
+      std::vector<std::pair<Row, double>> peers;
 #if defined(MANTISSA_BENCH_HYPRE)
-    if (hypre)
-      for (bool pcg : {true, false}) {
-        if (!pcg && !pfmg_alone) continue;
-        double tr = 0;
-        Row r = run_hypre(decomp, b, pcg, reps, tr);
-        peers.push_back({r, tr});
-        if (g_rank == 0) {
-          std::printf("  %-26s %8.3f s  cpu %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n",
-                      r.name.c_str(), r.seconds, r.cpu, r.iterations, tr, r.residual);
-          std::fflush(stdout);
+      if (hypre)
+        for (bool pcg : {true, false}) {
+          if (!pcg && !pfmg_alone) continue;
+          double tr = 0;
+          Row r = run_hypre(decomp, b, pcg, reps, tr);
+          peers.push_back({r, tr});
+          if (g_rank == 0) {
+            std::printf("  %-26s %8.3f s  cpu %8.3f s  %3d it  residual %.2e (hypre's own %.2e)\n",
+                        r.name.c_str(), r.seconds, r.cpu, r.iterations, tr, r.residual);
+            std::fflush(stdout);
+          }
         }
-      }
 #else
-    (void)hypre;
-    (void)pfmg_alone;
+      (void)hypre;
+      (void)pfmg_alone;
 #endif
-    if (g_rank == 0) {
-      const Row& ref = rows.front();
-      std::printf(
-          "\n| solver | best solve s | median s | setup s | iterations | penalty | refinement steps | "
-          "fallbacks | final rel. residual | best / mantissa fp64 | CPU s best [median, max] | CPU best / "
-          "fp64 [median / median] |\n");
-      std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-      for (const auto& r : rows)
+      if (g_rank == 0) {
+        const Row& ref = rows.front();
         std::printf(
-            "| %s | %.3f | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f | %.3f [%.3f, %.3f] | %.3f "
-            "[%.3f] |\n",
-            r.name.c_str(), r.seconds, r.median, r.setup, r.iterations,
-            double(r.iterations) / double(ref.iterations), r.steps, r.fallbacks, r.residual,
-            r.seconds / ref.seconds, r.cpu, r.cpu_median, r.cpu_max, r.cpu / ref.cpu,
-            r.cpu_median / ref.cpu_median);
-      for (const auto& [r, tr] : peers)
-        std::printf(
-            "| %s | %.3f | %.3f | %.3f | %d | - | - | - | %.2e | %.3f | %.3f [%.3f, %.3f] | %.3f [%.3f] |\n",
-            r.name.c_str(), r.seconds, r.median, r.setup, r.iterations, tr, r.seconds / ref.seconds, r.cpu,
-            r.cpu_median, r.cpu_max, r.cpu / ref.cpu, r.cpu_median / ref.cpu_median);
-    }
+            "\n| solver | best solve s | median s | setup s | iterations | penalty | refinement steps | "
+            "fallbacks | final rel. residual | best / mantissa fp64 | CPU s best [median, max] | CPU best / "
+            "fp64 [median / median] |\n");
+        std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+        for (const auto& r : rows)
+          std::printf(
+              "| %s | %.3f | %.3f | %.3f | %d | %.2fx | %d | %d | %.2e | %.3f | %.3f [%.3f, %.3f] | %.3f "
+              "[%.3f] |\n",
+              r.name.c_str(), r.seconds, r.median, r.setup, r.iterations,
+              double(r.iterations) / double(ref.iterations), r.steps, r.fallbacks, r.residual,
+              r.seconds / ref.seconds, r.cpu, r.cpu_median, r.cpu_max, r.cpu / ref.cpu,
+              r.cpu_median / ref.cpu_median);
+        for (const auto& [r, tr] : peers)
+          std::printf(
+              "| %s | %.3f | %.3f | %.3f | %d | - | - | - | %.2e | %.3f | %.3f [%.3f, %.3f] | %.3f [%.3f] "
+              "|\n",
+              r.name.c_str(), r.seconds, r.median, r.setup, r.iterations, tr, r.seconds / ref.seconds, r.cpu,
+              r.cpu_median, r.cpu_max, r.cpu / ref.cpu, r.cpu_median / ref.cpu_median);
+      }
+    }  // !kernels_only
 #if defined(MANTISSA_BENCH_HYPRE)
     HYPRE_Finalize();
 #endif

@@ -524,5 +524,62 @@ TEST(HostKernels, RowDotsInLaneOrderFp32Level) {
   check_row_dots<float>();
 }
 
+// The CG's A p with its dot (p, Ap) (detail::apply_dot: rows in tiles swept along z, and on a
+// grid of stream_store_bytes or more the 3D rows stored past the caches, two blocks joined by a
+// permute where a row does not start on a cache line) against its definition: every cell the
+// point-wise product, bit for bit, and the dot the rows' lane sums (dot_of_row's eight lanes,
+// the remainder in lane 0) added in row order. Rows of 131 cells with two ghosts start at every
+// offset within a line, so a wrong join, a lost row end or a row out of order fails.
+void check_apply_dot(int dim, std::array<std::int64_t, 3> n) {
+  const std::int64_t nz = dim == 3 ? n[2] : 1, gz = dim == 3 ? 1 : 0;
+  sd::View3<double, Kokkos::HostSpace> p("p", nz + 2 * gz, n[1] + 2, n[0] + 2),
+      ap("ap", nz + 2 * gz, n[1] + 2, n[0] + 2);
+  std::uint64_t seed = 4242;
+  for (std::int64_t q = 0; q < std::int64_t(p.span()); ++q) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    p.data()[q] =
+        (double(seed >> 11) * (1.0 / 9007199254740992.0) - 0.5) * std::pow(10.0, double((seed >> 3) % 3u));
+  }
+  sd::Placement pl;
+  pl.ghost = {1, 1, gz};
+  pl.extent = {n[0], n[1], nz};
+  const auto st = sd::make_stencil<double>({1.1, 0.7, dim == 3 ? 1.3 : 0.0}, dim);
+  const double dot = sd::apply_dot(Kokkos::DefaultHostExecutionSpace(), pl, st, p, ap);
+  double want = 0.0;
+  std::int64_t bad = 0;
+  constexpr int L = sd::host::lanes;
+  for (std::int64_t k = gz; k < gz + nz; ++k)
+    for (std::int64_t j = 1; j <= n[1]; ++j) {
+      double lane[L] = {};
+      std::int64_t i = 0;
+      for (; i < n[0]; ++i) {
+        const std::int64_t x = i + 1;
+        const double c = p(k, j, x);
+        const double zs = dim == 3 ? p(k - 1, j, x) + p(k + 1, j, x) : 0.0;
+        const double v =
+            st.diag * c - (st.cx * (p(k, j, x - 1) + p(k, j, x + 1)) +
+                           st.cy * (p(k, j - 1, x) + p(k, j + 1, x)) + (dim == 3 ? st.cz * zs : 0.0));
+        if (bits_of(ap(k, j, x)) != bits_of(v) && bad++ < 5)
+          ADD_FAILURE() << "Ap at (" << k << ", " << j << ", " << x << "): " << ap(k, j, x) << " != " << v;
+        lane[i < n[0] / L * L ? i % L : 0] += c * v;
+      }
+      double row = 0.0;
+      for (int l = 0; l < L; ++l) row += lane[l];
+      want += row;
+    }
+  EXPECT_EQ(bad, 0) << dim << "D " << n[0] << "x" << n[1] << "x" << nz;
+  EXPECT_EQ(bits_of(dot), bits_of(want))
+      << dim << "D " << n[0] << "x" << n[1] << "x" << nz << ": " << dot << " != " << want;
+}
+
+TEST(HostKernels, ApplyDotIsThePointwiseProduct) {
+  // 9.4 MB: above stream_store_bytes, the streamed rows
+  static_assert(std::size_t(133) * 73 * 123 * sizeof(double) >= sd::host::stream_store_bytes);
+  check_apply_dot(3, {131, 71, 121});
+  check_apply_dot(3, {13, 9, 7});   // in the caches, tiles of whole planes
+  check_apply_dot(3, {5, 300, 3});  // rows shorter than a block, many tiles
+  check_apply_dot(2, {131, 71, 1});
+}
+
 }  // namespace host_kernels
 }  // namespace

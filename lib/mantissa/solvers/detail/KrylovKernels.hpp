@@ -5,6 +5,12 @@
 #include <mantissa/solvers/detail/PoissonKernels.hpp>
 
 #include <type_traits>
+#include <vector>
+
+#if (defined(__AVX512F__) || defined(__AVX__)) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#include <immintrin.h>
+#define MANTISSA_SOLVERS_STREAM_STORES 1
+#endif
 
 namespace mantissa::solvers::detail {
 
@@ -54,6 +60,47 @@ void reduce_rows(const char* label, const Exec& space, const Box& b, const Make&
       },
       result);
 }
+
+// Runs body(k, j, scratch) for the rows (k, j) of b in tiles of `tile` rows along y, each tile
+// swept along z; make() builds a work item's scratch. A 7-point stencil reads three planes of
+// its input: at 256^3 in fp64 three whole planes (1.5 MiB) do not stay in a 1 MiB L2, so each
+// plane came from beyond L2 three times, where three planes of a tile stay (stencil_tile_rows).
+// Work items are tiles x segments of z, enough of them for every thread.
+template <class Exec, class Make, class Body>
+void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Make& make,
+                    const Body& body) {
+  const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
+  if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
+  tile = std::max<std::int64_t>(1, std::min(tile, ny));
+  const std::int64_t tiles = (ny + tile - 1) / tile;
+  const std::int64_t want = 4 * std::max(1, int(space.concurrency()));
+  const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
+  const std::int64_t per = (nz + segments - 1) / segments;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
+                       [=](const std::int64_t item) {
+                         auto scratch = make();
+                         const std::int64_t t = item % tiles, sg = item / tiles;
+                         const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
+                         const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
+                         for (std::int64_t k = k0; k < k1; ++k)
+                           for (std::int64_t j = j0; j < j1; ++j) body(k, j, scratch);
+                       });
+}
+
+// Rows of a tile for a stencil over rows of n values of type T: three planes of the tile in
+// about 256 KiB, a quarter of the smallest L2 in sight (Zen 3-5: 512 KiB-1 MiB a core); 42 rows
+// for a 256-row of doubles. 32 and 42 rows ran alike, 16 and 8 slower (docs/performance.md).
+template <class T>
+inline std::int64_t stencil_tile_rows(std::int64_t n) {
+  return std::max<std::int64_t>(
+      4, std::int64_t(256 * 1024) / (3 * std::max<std::int64_t>(n, 1) * std::int64_t(sizeof(T))));
+}
+
+// A vector written whole in one pass and not read again before several others of its size have
+// been through the caches (the CG's A p: read by the r update, the preconditioner in between)
+// is stored past the caches from this size on: a store that misses first reads the line (read
+// for ownership), half again the traffic of the write. Smaller vectors stay in the caches.
+inline constexpr std::size_t stream_store_bytes = std::size_t(8) << 20;
 
 // Lane-wise partial sums of a row (8 lanes: one AVX-512 or two AVX2 vectors of doubles), so the
 // row's reduction vectorises without reassociation flags; lanes are added once per row.
@@ -170,6 +217,55 @@ inline double dot_of_row(const A* KOKKOS_RESTRICT a, const B* KOKKOS_RESTRICT b,
   return t;
 }
 
+#if defined(MANTISSA_SOLVERS_STREAM_STORES) && defined(__AVX512F__)
+#define MANTISSA_SOLVERS_APPLY_STREAM 1
+// A 3D row of out = L p (out[i] = d c[i] - (cx (c[i-1] + c[i+1]) + cy (ym[i] + yp[i]) + cz (zm[i]
+// + zp[i]))) and its dot with c, bitwise what apply_dot's row loop and dot_of_row give: the
+// values are computed in blocks of eight from the row's start and their products summed in the
+// same eight lanes, in the same order. Only the stores differ: every whole 64-byte line of out
+// is written past the caches (_mm512_stream_pd), two blocks joined by one permute where the row
+// does not start on a line; the ends of the row are plain stores. The caller fences
+// (_mm_sfence) before the values are read elsewhere.
+inline double apply_row_stream(const double* c, const double* ym, const double* yp, const double* zm,
+                               const double* zp, double* out, std::int64_t n, double d, double cx, double cy,
+                               double cz) {
+  const __m512d vd = _mm512_set1_pd(d), vx = _mm512_set1_pd(cx), vy = _mm512_set1_pd(cy),
+                vz = _mm512_set1_pd(cz);
+  // cells before the first 64-byte boundary of out (rows start on 8-byte boundaries)
+  const int h = int(((64 - (reinterpret_cast<std::uintptr_t>(out) & 63)) & 63) / 8);
+  __m512i idx = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  idx = _mm512_add_epi64(idx, _mm512_set1_epi64(h));
+  __m512d acc = _mm512_setzero_pd(), prev = _mm512_setzero_pd();
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512d cc = _mm512_loadu_pd(c + i);
+    const __m512d t1 =
+        _mm512_mul_pd(vx, _mm512_add_pd(_mm512_loadu_pd(c + i - 1), _mm512_loadu_pd(c + i + 1)));
+    const __m512d t2 = _mm512_mul_pd(vy, _mm512_add_pd(_mm512_loadu_pd(ym + i), _mm512_loadu_pd(yp + i)));
+    const __m512d t3 = _mm512_mul_pd(vz, _mm512_add_pd(_mm512_loadu_pd(zm + i), _mm512_loadu_pd(zp + i)));
+    const __m512d v = _mm512_sub_pd(_mm512_mul_pd(vd, cc), _mm512_add_pd(_mm512_add_pd(t1, t2), t3));
+    acc = _mm512_add_pd(acc, _mm512_mul_pd(cc, v));
+    if (i == 0)
+      _mm512_mask_storeu_pd(out, __mmask8((1u << h) - 1u), v);  // cells [0, h)
+    else
+      _mm512_stream_pd(out + i - 8 + h, _mm512_permutex2var_pd(prev, idx, v));  // cells [i - 8 + h, i + h)
+    prev = v;
+  }
+  if (i > 0)
+    _mm512_mask_storeu_pd(out + i - 8 + h, __mmask8(0xFFu >> h), _mm512_permutex2var_pd(prev, idx, prev));
+  alignas(64) double s[8];
+  _mm512_store_pd(s, acc);
+  for (; i < n; ++i) {
+    const double v = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+    out[i] = v;
+    s[0] += c[i] * v;
+  }
+  double t = 0.0;
+  for (int l = 0; l < 8; ++l) t += s[l];
+  return t;
+}
+#endif
+
 }  // namespace host
 
 // Ap = L p; returns (p, Ap).
@@ -183,15 +279,36 @@ double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, co
     const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
     const K* const pp = p.data();
     K* const app = ap.data();
-    host::reduce_rows(
-        "mantissa::solvers::Krylov::apply", space, b, [] { return 0; },
-        [=](std::int64_t k, std::int64_t j, int, double& acc) {
+    // Each row's (p, Ap) is kept and they are summed in row order after the tiled sweep: the sum
+    // one pass over the rows in order gives, at any thread count.
+    const std::int64_t y0 = b.lo[1], z0 = b.lo[2], ny = b.hi[1] - y0, rows = ny * (b.hi[2] - z0);
+    thread_local std::vector<double> row_dots;
+    if (row_dots.size() < std::size_t(std::max<std::int64_t>(rows, 0))) row_dots.resize(std::size_t(rows));
+    double* const rd = row_dots.data();
+    const std::int64_t tile = host::stencil_tile_rows<K>(n);
+    // A p of a large grid goes to memory past the caches (stream_store_bytes, apply_row_stream).
+    const bool stream = std::is_same<K, double>::value && ap.span() * sizeof(K) >= host::stream_store_bytes;
+    host::for_rows_tiled(
+        "mantissa::solvers::Krylov::apply", space, b, tile, [] { return 0; },
+        [=](std::int64_t k, std::int64_t j, int) {
           const std::int64_t o = host::at(p, k, j, x0);
           const K* KOKKOS_RESTRICT c = pp + o;
           const K* KOKKOS_RESTRICT ym = c - sy;
           const K* KOKKOS_RESTRICT yp = c + sy;
           K* KOKKOS_RESTRICT out = app + o;
           const K cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+          double& dot_row = rd[(k - z0) * ny + (j - y0)];
+#ifdef MANTISSA_SOLVERS_APPLY_STREAM
+          if constexpr (std::is_same<K, double>::value) {
+            if (stream && s.is3d) {
+              dot_row = host::apply_row_stream(c, ym, yp, c - sz, c + sz, out, n, d, cx, cy, cz);
+              if (j + 1 == b.hi[1] || (j + 1 - y0) % tile == 0) _mm_sfence();  // the tile's last row
+              return;
+            }
+          }
+#else
+          (void)stream;
+#endif
           if (s.is3d) {
             const K* KOKKOS_RESTRICT zm = c - sz;
             const K* KOKKOS_RESTRICT zp = c + sz;
@@ -203,9 +320,10 @@ double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, co
             for (std::int64_t i = 0; i < n; ++i)
               out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
           }
-          acc += host::dot_of_row(c, out, n);
-        },
-        dot);
+          dot_row = host::dot_of_row(c, out, n);
+        });
+    space.fence();
+    for (std::int64_t r = 0; r < rows; ++r) dot += rd[r];
     return dot;
   }
   reduce_cells(
