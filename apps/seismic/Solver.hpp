@@ -133,8 +133,9 @@ class Solver {
   Field<double> m_velocity;
   bool m_has_pml = false;
   std::array<memory_field_type, 3> m_psi, m_zeta;
-  // Storage other than the compute type: p in the compute type on m_pml_read_boxes (the PML
-  // boxes grown by the radius), converted once per step for the CPML kernels (decode_box).
+  // Storage other than the compute type on device back-ends: p in the compute type on
+  // m_pml_read_boxes (the PML boxes grown by the radius), converted once per step for the CPML
+  // kernels (decode_box). Host back-ends decode into a ring per thread instead (host::CpmlRing).
   memory_field_type m_p_compute;
   std::vector<detail::Box> m_pml_read_boxes;
   std::array<Kokkos::View<Compute*, typename field_type::memory_space>, 3> m_pml_a, m_pml_b;

@@ -176,7 +176,8 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
           if (m_pml_slabs.memory(a, s)) m_pml_rows_memory = false;
     }
     m_memory_halo = std::make_unique<HaloExchange<Compute>>(decomp, g, dim);
-    if constexpr (!std::is_same<Storage, Compute>::value) {
+    // Host back-ends decode the rows they read themselves (host::CpmlRing).
+    if constexpr (!std::is_same<Storage, Compute>::value && !detail::is_host_space<execution_space>()) {
       m_p_compute = memory_field_type("mantissa::seismic::Solver::p_compute", decomp, g);
       for (auto b : m_pml_boxes) {  // every point the CPML kernels read: R along each axis
         for (int a = 0; a < dim; ++a) {
@@ -289,8 +290,10 @@ void Solver<Storage, Compute>::step_impl() {
   const auto w = make_stencil_weights<Compute, R>(m_grid.dim, spacing);
   m_halo.exchange(space, {&m_p});
   fill_boundaries(m_p);
-  // The CPML kernels read p as pc: p itself, or its compute-type copy when the storage is not
-  // the compute type (the same values; converted once instead of at each of their reads).
+  // The CPML kernels read p as pc: p itself, or on device back-ends its compute-type copy when the
+  // storage is not the compute type (the same values; converted once instead of at each of their
+  // reads). Host back-ends decode the rows a thread's block reads into a ring of its own
+  // (host::CpmlRing), which stays in cache, instead of writing a copy to memory and reading it back.
   const auto cpml_step = [&](const auto& pc) {
     for (const auto& box : m_pml_update_boxes)
       detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
@@ -310,7 +313,7 @@ void Solver<Storage, Compute>::step_impl() {
   };
   if (!m_has_pml) {
     detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);
-  } else if constexpr (std::is_same<Storage, Compute>::value) {
+  } else if constexpr (std::is_same<Storage, Compute>::value || detail::is_host_space<execution_space>()) {
     cpml_step(m_p.view());
   } else {
     for (const auto& box : m_pml_read_boxes) detail::decode_box(space, box, m_p.view(), m_p_compute.view());

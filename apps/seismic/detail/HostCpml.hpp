@@ -11,8 +11,11 @@
 // - The y and z passes of the p update are split in two (second derivative of p into a row
 //   buffer, then the derivative of psi, the zeta update and the sum), so no loop walks more
 //   than 2R + 3 rows at once (the point kernel's one pass over 4R + 3 rows spilled pointers).
-// - 16-bit (or other non-compute) storage of p is decoded once per row read, through the
-//   branch-free row conversions of HostStencil.hpp, instead of once per stencil term.
+// - 16-bit (or other non-compute) storage of p is decoded through the branch-free row conversions
+//   of HostStencil.hpp into a ring of decoded planes per thread (CpmlRing), which follows the
+//   thread's block of rows along z as the interior's ring does: each point about once per block
+//   that reads it, and in cache, instead of once per stencil term or through a box-wide copy in
+//   memory.
 // - Each axis's psi and zeta work only in that axis's slab (CpmlSlabs, stencil_kernels.hpp): in
 //   the x range of a row, and for whole rows by their y and z, elsewhere the memory update
 //   skips the axis and the p update adds only its second derivative (+ 0, the same bits). With
@@ -43,6 +46,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <type_traits>
 #include <vector>
 
@@ -59,14 +63,93 @@ struct CpmlRows {
   const C* zp[R];
 };
 
-// Scratch of one thread: decoded rows of p (storage other than the compute type), the row sum,
-// a row of second derivatives, and p_old's row in the compute type (storage other than it).
-template <class C>
+// The launch a ring's planes were decoded in (CpmlRing::at): p does not change during a launch,
+// but may between two (the next step's p is this one's p_old), so a ring is reused only within
+// the launch that filled it.
+inline long next_ring_epoch() {
+  static std::atomic<long> epoch{0};
+  return ++epoch;
+}
+
+// The rows of p a thread's block of CPML rows reads, decoded into the compute type (storage other
+// than it): the block's rows [j0 - R, j1 + R) of points [x0 - R, x0 + nx + R) in the planes
+// k - R .. k + R (plane k only in 2D), as the 3D interior's ring of decoded slabs
+// (HostStencil.hpp). The block's thread sweeps it along z (for_each_row_block, PmlRows), so
+// moving to plane k + 1 decodes only plane k + 1 + R, and every point of p is decoded about
+// (rows + 2R) / rows times (x slabs: (nx + 2R) / nx times more) instead of 4R + 1 times (once for
+// each row that reads it), and without the box-wide compute-type copy of p that the CPML kernels
+// read before (decode_box: written to memory and read back, 12 % of a bf16 3D CPML step).
+template <class C, int R, int Dim>
+class CpmlRing {
+ public:
+  static constexpr int planes = Dim == 3 ? 2 * R + 1 : 1;
+
+  // Makes the ring hold the block's planes around k, decoded from p (strides sz, sy) in launch
+  // `epoch`: nothing to do for the plane the ring holds, one plane for the next one, all of them
+  // otherwise.
+  template <class S>
+  void at(const S* p, long sz, long sy, long epoch, int x0, int nx, int k, int j0, int j1) {
+    const bool same = epoch == m_epoch && static_cast<const void*>(p) == m_src && x0 == m_x0 && nx == m_nx &&
+                      j0 == m_j0 && j1 == m_j1;
+    if (same && k == m_k) return;
+    m_len = nx + 2 * R;
+    m_rows = j1 - j0 + 2 * R;
+    m_slab = long(m_rows) * m_len;
+    if (m_buf.size() < std::size_t(planes * m_slab)) m_buf.resize(std::size_t(planes * m_slab));
+    const auto load = [&](int kk) {
+      C* dst = slot(kk);
+      const S* src = p + kk * sz + (j0 - R) * sy + (x0 - R);
+      for (int r = 0; r < m_rows; ++r) decode<C>(src + r * sy, dst + r * m_len, int(m_len));
+    };
+    constexpr int dz = Dim == 3 ? R : 0;
+    if (same && Dim == 3 && k == m_k + 1) {
+      load(k + dz);
+    } else {
+      for (int kk = k - dz; kk <= k + dz; ++kk) load(kk);
+    }
+    m_epoch = epoch;
+    m_src = p;
+    m_x0 = x0;
+    m_nx = nx;
+    m_j0 = j0;
+    m_j1 = j1;
+    m_k = k;
+  }
+
+  // The rows row j of plane k reads (at() called for plane k and j's block).
+  CpmlRows<C, R> rows(int k, int j) const {
+    CpmlRows<C, R> r{};
+    const long off = long(j - m_j0 + R) * m_len + R;
+    r.c = slot(k) + off;
+    for (int s = 1; s <= R; ++s) {
+      r.ym[s - 1] = r.c - s * m_len;
+      r.yp[s - 1] = r.c + s * m_len;
+      if constexpr (Dim == 3) {
+        r.zm[s - 1] = slot(k - s) + off;
+        r.zp[s - 1] = slot(k + s) + off;
+      }
+    }
+    return r;
+  }
+
+ private:
+  C* slot(int kk) const { return const_cast<C*>(m_buf.data()) + ((kk % planes) + planes) % planes * m_slab; }
+  std::vector<C> m_buf;
+  long m_epoch = 0;
+  const void* m_src = nullptr;
+  int m_x0 = 0, m_nx = 0, m_j0 = 0, m_j1 = 0, m_k = 0;
+  long m_len = 0, m_slab = 0;
+  int m_rows = 0;
+};
+
+// Scratch of one thread: the ring of decoded rows of p (storage other than the compute type),
+// the row sum, a row of second derivatives, and p_old's row in the compute type (storage other
+// than it).
+template <class C, int R, int Dim>
 struct CpmlScratch {
-  std::vector<C> rows, acc, d2, old;
-  void reserve(int n, int rows_needed, int radius) {
-    const std::size_t len = std::size_t(n + 2 * radius);
-    if (rows.size() < len * std::size_t(rows_needed)) rows.resize(len * std::size_t(rows_needed));
+  CpmlRing<C, R, Dim> ring;
+  std::vector<C> acc, d2, old;
+  void reserve(int n) {
     if (acc.size() < std::size_t(n)) {
       acc.resize(std::size_t(n));
       d2.resize(std::size_t(n));
@@ -75,37 +158,30 @@ struct CpmlScratch {
   }
 };
 
-// Pointers to the rows of p around storage offset x (the row's first point), decoded into the
-// scratch when the storage is not the compute type.
-template <int R, int Dim, class C, class S>
-inline CpmlRows<C, R> cpml_rows(const S* p, long x, long sy, long sz, int n, CpmlScratch<C>& scratch) {
+// Pointers to the rows of p around storage offset x (the row's first point) when p is in the
+// compute type.
+template <int R, int Dim, class C>
+inline CpmlRows<C, R> cpml_rows(const C* p, long x, long sy, long sz) {
   CpmlRows<C, R> r{};
-  if constexpr (std::is_same<S, C>::value) {
-    r.c = p + x;
-    axis_neighbours<R>(p + x, sy, r.ym, r.yp);
-    if constexpr (Dim == 3) axis_neighbours<R>(p + x, sz, r.zm, r.zp);
-  } else {
-    const long len = n + 2 * R;
-    C* buf = scratch.rows.data();
-    decode<C>(p + x - R, buf, int(len));
-    r.c = buf + R;
-    C* next = buf + len;
-    auto row = [&](long at) {
-      decode<C>(p + at, next, n);
-      const C* out = next;
-      next += len;
-      return out;
-    };
-    for (int s = 1; s <= R; ++s) {
-      r.ym[s - 1] = row(x - s * sy);
-      r.yp[s - 1] = row(x + s * sy);
-      if constexpr (Dim == 3) {
-        r.zm[s - 1] = row(x - s * sz);
-        r.zp[s - 1] = row(x + s * sz);
-      }
-    }
-  }
+  r.c = p + x;
+  axis_neighbours<R>(p + x, sy, r.ym, r.yp);
+  if constexpr (Dim == 3) axis_neighbours<R>(p + x, sz, r.zm, r.zp);
   return r;
+}
+
+// The rows of p that row j of plane k (storage offset x) reads: p's own rows in the compute type,
+// else the ring's (CpmlRing::at called for the row's block and plane).
+template <int R, int Dim, class C, class P>
+inline CpmlRows<C, R> rows_of(const P* p, long x, long sy, long sz, const CpmlRing<C, R, Dim>& ring, int k,
+                              int j) {
+  if constexpr (std::is_same<P, C>::value) {
+    (void)ring;
+    (void)k;
+    (void)j;
+    return cpml_rows<R, Dim>(p, x, sy, sz);
+  } else {
+    return ring.rows(k, j);
+  }
 }
 
 // Short rows (the x slabs' rows are the layer's width plus the stencil's reach, two or three
@@ -205,6 +281,7 @@ struct MemoryBox {
   int x0, nx;
   RowSplit xs;
   CpmlSlabs slabs;
+  long epoch;  // the launch, for the ring of decoded rows (CpmlRing)
 };
 
 // The MemoryBox of one box (p: the storage field or its compute-type copy).
@@ -223,7 +300,8 @@ MemoryBox<C, Dim, typename PView::value_type> memory_box(const Box& box, const P
           x0,
           nx,
           split_row<C>(slabs, 0, x0, nx, 0),
-          slabs};
+          slabs,
+          next_ring_epoch()};
 }
 
 // psi_a <- b_a psi_a + a_a dp/dx_a (first_derivative + cpml_memory) for the rows [j0, j1) of
@@ -232,7 +310,9 @@ MemoryBox<C, Dim, typename PView::value_type> memory_box(const Box& box, const P
 // CpmlSlabs).
 template <int R, int Dim, class C, class P>
 void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weights, int k, int j0, int j1,
-                 CpmlScratch<C>& scratch) {
+                 CpmlScratch<C, R, Dim>& scratch) {
+  constexpr bool decoded = !std::is_same<P, C>::value;
+  if constexpr (decoded) scratch.ring.at(b.p, b.sz, b.sy, b.epoch, b.x0, b.nx, k, j0, j1);
   const LocalWeights<C, R> w(weights);
   const int n = b.nx;
   const RowSplit x = b.xs;
@@ -245,11 +325,11 @@ void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weig
     const bool do_y = b.slabs.memory(1, j);
     const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
     if (prefetch && j + prefetch_rows_ahead < j1) {
-      prefetch_span(b.p + xo + prefetch_rows_ahead * b.sy - R, n + 2 * R);
+      if constexpr (!decoded) prefetch_span(b.p + xo + prefetch_rows_ahead * b.sy - R, n + 2 * R);
       prefetch_span(b.psi.f[0] + mx + prefetch_rows_ahead * b.psi.sy, n);
     }
     if (x.lo == 0 && x.hi == n && !do_y && !do_z) continue;  // nothing to update
-    const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
+    const auto pr = rows_of<R, Dim>(b.p, xo, b.sy, b.sz, scratch.ring, k, j);
     const auto x_part = [&](int i0, int i1) {
       const C* KOKKOS_RESTRICT c = pr.c;
       const C* KOKKOS_RESTRICT ar = a0;
@@ -405,6 +485,7 @@ struct UpdateBox {
   int x0, nx;
   RowSplit xs;
   CpmlSlabs slabs;
+  long epoch;  // the launch, for the ring of decoded rows (CpmlRing)
 };
 
 // The UpdateBox of one box (p: the storage field or its compute-type copy; q: the storage field).
@@ -425,7 +506,8 @@ update_box(const Box& box, const PView& p, const QView& q, const MView& m, const
           x0,
           nx,
           split_row<C>(slabs, 0, x0, nx, R),
-          slabs};
+          slabs,
+          next_ring_epoch()};
 }
 
 // The CPML update of the rows [j0, j1) of plane k: zeta_a updated, q <- leapfrog(p, q, m,
@@ -436,7 +518,9 @@ update_box(const Box& box, const PView& p, const QView& q, const MView& m, const
 // on its decoded row, encoded after it.
 template <int R, int Dim, class C, class P, class S, class M>
 void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>& weights, int k, int j0,
-                 int j1, CpmlScratch<C>& scratch) {
+                 int j1, CpmlScratch<C, R, Dim>& scratch) {
+  constexpr bool decoded = !std::is_same<P, C>::value;
+  if constexpr (decoded) scratch.ring.at(b.p, b.sz, b.sy, b.epoch, b.x0, b.nx, k, j0, j1);
   const LocalWeights<C, R> w(weights);
   const int n = b.nx;
   const RowSplit x = b.xs;
@@ -452,14 +536,16 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
     const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
     if (prefetch && j + prefetch_rows_ahead < j1) {
       const long po = xo + prefetch_rows_ahead * b.sy, pm = mx + prefetch_rows_ahead * b.psi.sy;
-      prefetch_span(b.p + po + R * b.sy - R, n + 2 * R);
-      if constexpr (Dim == 3) prefetch_span(b.p + po + R * b.sz, n);
+      if constexpr (!decoded) {
+        prefetch_span(b.p + po + R * b.sy - R, n + 2 * R);
+        if constexpr (Dim == 3) prefetch_span(b.p + po + R * b.sz, n);
+      }
       prefetch_span(b.q + po, n);
       prefetch_span(b.m + po, n);
       prefetch_span(b.psi.f[0] + pm - R, n + 2 * R);
       prefetch_span(b.zeta.f[0] + pm, n);
     }
-    const auto pr = cpml_rows<R, Dim>(b.p, xo, b.sy, b.sz, n, scratch);
+    const auto pr = rows_of<R, Dim>(b.p, xo, b.sy, b.sz, scratch.ring, k, j);
     S* const q = b.q + xo;
     const M* const m = b.m + xo;
     // p_old's row in the compute type, updated in place by the last pass.
@@ -563,8 +649,8 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
   const int nx = b.nx;
   for_each_row_block("mantissa::seismic::Solver::step::pml_memory", space, box,
                      [=](const int k, const int j0, const int j1) {
-                       thread_local CpmlScratch<C> scratch;
-                       scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
+                       thread_local CpmlScratch<C, R, Dim> scratch;
+                       scratch.reserve(nx);
                        memory_rows<R, Dim>(b, w, k, j0, j1, scratch);
                      });
 }
@@ -581,8 +667,8 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
   const int nx = b.nx;
   for_each_row_block("mantissa::seismic::Solver::step::pml", space, box,
                      [=](const int k, const int j0, const int j1) {
-                       thread_local CpmlScratch<C> scratch;
-                       scratch.reserve(nx, 1 + 2 * R * (Dim - 1), R);
+                       thread_local CpmlScratch<C, R, Dim> scratch;
+                       scratch.reserve(nx);
                        update_rows<R, Dim>(b, w, k, j0, j1, scratch);
                      });
 }
@@ -604,12 +690,13 @@ struct PmlRows {
   bool memory = false;
   StencilWeights<C, R> w;
   void operator()(const int k, const int j0, const int j1) const {
-    thread_local CpmlScratch<C> scratch;
+    // One scratch a box: each box's ring follows its own rows along z.
+    thread_local CpmlScratch<C, R, Dim> scratch[2];
     for (int i = 0; i < count; ++i) {
       const Box& e = extent[i];
       const int a = std::max(j0, e.lo[1]), z = std::min(j1, e.hi[1]);
       if (k < e.lo[2] || k >= e.hi[2] || a >= z) continue;
-      scratch.reserve(box[i].nx, 1 + 2 * R * (Dim - 1), R);
+      scratch[i].reserve(box[i].nx);
       if (memory) {
         // The block's lines of psi_x and zeta_x first: whole-grid arrays of which each of these
         // short rows touches two or three lines, so without the hint each row waits for them
@@ -621,9 +708,9 @@ struct PmlRows {
           prefetch_span(b.psi.f[0] + mx - R, b.nx + 2 * R);
           prefetch_span(b.zeta.f[0] + mx, b.nx);
         }
-        memory_rows<R, Dim>(mem[i], w, k, a, z, scratch);
+        memory_rows<R, Dim>(mem[i], w, k, a, z, scratch[i]);
       }
-      update_rows<R, Dim>(box[i], w, k, a, z, scratch);
+      update_rows<R, Dim>(box[i], w, k, a, z, scratch[i]);
     }
   }
 };
@@ -649,6 +736,7 @@ bool interior_and_pml_rows_update(const ExecSpace& space, const Box& interior, c
     if (b.empty()) continue;
     f.box[f.count] = update_box<R, Dim, C>(b, pc, q, m, psi, zeta, pa, pb, slabs);
     f.mem[f.count] = memory_box<Dim, C>(b, pc, psi, pa, pb, slabs);
+    f.mem[f.count].epoch = f.box[f.count].epoch;  // one ring for both: p is the same
     f.extent[f.count++] = b;
   }
   interior_update<R, Dim>(space, interior, p, q, m, w, f);

@@ -274,11 +274,12 @@ void interior_and_pml_rows_update(const ExecSpace& space, const Box& interior, c
   for (const auto& box : rows) pml_update<R>(space, box, pc, q, m, psi, zeta, pa, pb, slabs, w);
 }
 
-// out <- C(p) on a box: the compute-type copy of p that the CPML kernels read where storage is
-// not the compute type. They read every point of a PML box and R points around it along each
-// axis 4R(Dim-1)+1 times per step (memory update and p update); converted once here instead, with
-// the conversion each of those reads made, so the results are the same bits. Host back-ends
-// convert whole rows (HostStencil.hpp's branch-free decode).
+// out <- C(p) on a box: the compute-type copy of p that the CPML kernels read on device back-ends
+// where storage is not the compute type. They read every point of a PML box and R points around
+// it along each axis 4R(Dim-1)+1 times per step (memory update and p update); converted once here
+// instead, with the conversion each of those reads made, so the results are the same bits. The
+// solver's host back-ends decode into a ring per thread instead (host::CpmlRing); the host form
+// here converts whole rows (HostStencil.hpp's branch-free decode), for tests.
 template <class ExecSpace, class PView, class CView>
 void decode_box(const ExecSpace& space, const Box& box, const PView& p, const CView& out) {
   using C = typename CView::value_type;
