@@ -137,7 +137,34 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
     t_apply =
         best_of([&] { mantissa::solvers::detail::apply_dot(space, lv.place, s, d.x.view(), d.r.view()); });
   }
+  // the CG's two passes that read z from level 0 in T: the preconditioned dots (z, r), (z, Ap)
+  // (z 2-8 bytes a cell, r and Ap 16) and the direction update x += a p, p = z + b p (z, and x and
+  // p read and written: 32)
+  double t_dots = 0.0, t_dir = 0.0;
+  {
+    using V = mantissa::solvers::detail::View3<double, Kokkos::HostSpace>;
+    const auto e0 = d.x.view().extent(0), e1 = d.x.view().extent(1), e2 = d.x.view().extent(2);
+    V r("mantissa::bench::r", e0, e1, e2), ap("mantissa::bench::ap", e0, e1, e2),
+        p("mantissa::bench::p", e0, e1, e2), xk("mantissa::bench::xk", e0, e1, e2);
+    Kokkos::deep_copy(r, 0.25);
+    Kokkos::deep_copy(ap, 0.5);
+    Kokkos::deep_copy(p, 0.125);
+    t_dots = best_of([&] {
+      (void)mantissa::solvers::detail::precond_dots_from(space, lv.place, lv.place, d.x.view(), 1.0, r, ap,
+                                                         false);
+    });
+    t_dir = best_of([&] {
+      mantissa::solvers::detail::update_p_from(space, lv.place, lv.place, d.x.view(), 1.0, 0.0, 0.5, p, 1e-3,
+                                               xk);
+    });
+  }
   if (g_rank == 0) {
+    std::printf("  %-5s CG dots from z %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
+                (sizeof(T) + 16.0) * cells / t_dots / 1e9,
+                100.0 * (sizeof(T) + 16.0) * cells / t_dots / 1e9 / triad, 1e3 * t_dots);
+    std::printf("  %-5s CG direction   %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
+                (sizeof(T) + 32.0) * cells / t_dir / 1e9,
+                100.0 * (sizeof(T) + 32.0) * cells / t_dir / 1e9 / triad, 1e3 * t_dir);
     if (t_apply > 0.0)
       std::printf("  %-5s CG A p, (p, Ap) %5.2f GB/s  %5.1f%% of triad (%.2f ms)\n",
                   precision_traits<T>::name, 2.0 * sizeof(T) * cells / t_apply / 1e9,
