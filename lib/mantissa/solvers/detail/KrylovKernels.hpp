@@ -7,9 +7,9 @@
 #include <type_traits>
 #include <vector>
 
-#if (defined(__AVX512F__) || defined(__AVX__)) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#if defined(__AVX512F__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 #include <immintrin.h>
-#define MANTISSA_SOLVERS_STREAM_STORES 1
+#define MANTISSA_SOLVERS_APPLY_STREAM 1
 #endif
 
 namespace mantissa::solvers::detail {
@@ -61,14 +61,13 @@ void reduce_rows(const char* label, const Exec& space, const Box& b, const Make&
       result);
 }
 
-// Runs body(k, j, scratch) for the rows (k, j) of b in tiles of `tile` rows along y, each tile
-// swept along z; make() builds a work item's scratch. A 7-point stencil reads three planes of
+// Runs body(k, j) for the rows (k, j) of b in tiles of `tile` rows along y, each tile swept
+// along z. A 7-point stencil reads three planes of
 // its input: at 256^3 in fp64 three whole planes (1.5 MiB) do not stay in a 1 MiB L2, so each
 // plane came from beyond L2 three times, where three planes of a tile stay (stencil_tile_rows).
 // Work items are tiles x segments of z, enough of them for every thread.
-template <class Exec, class Make, class Body>
-void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Make& make,
-                    const Body& body) {
+template <class Exec, class Body>
+void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Body& body) {
   const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
   if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
   tile = std::max<std::int64_t>(1, std::min(tile, ny));
@@ -78,12 +77,11 @@ void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int
   const std::int64_t per = (nz + segments - 1) / segments;
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
                        [=](const std::int64_t item) {
-                         auto scratch = make();
                          const std::int64_t t = item % tiles, sg = item / tiles;
                          const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
                          const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
                          for (std::int64_t k = k0; k < k1; ++k)
-                           for (std::int64_t j = j0; j < j1; ++j) body(k, j, scratch);
+                           for (std::int64_t j = j0; j < j1; ++j) body(k, j);
                        });
 }
 
@@ -217,8 +215,7 @@ inline double dot_of_row(const A* KOKKOS_RESTRICT a, const B* KOKKOS_RESTRICT b,
   return t;
 }
 
-#if defined(MANTISSA_SOLVERS_STREAM_STORES) && defined(__AVX512F__)
-#define MANTISSA_SOLVERS_APPLY_STREAM 1
+#ifdef MANTISSA_SOLVERS_APPLY_STREAM
 // A 3D row of out = L p (out[i] = d c[i] - (cx (c[i-1] + c[i+1]) + cy (ym[i] + yp[i]) + cz (zm[i]
 // + zp[i]))) and its dot with c, bitwise what apply_dot's row loop and dot_of_row give: the
 // values are computed in blocks of eight from the row's start and their products summed in the
@@ -289,8 +286,7 @@ double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, co
     // A p of a large grid goes to memory past the caches (stream_store_bytes, apply_row_stream).
     const bool stream = std::is_same<K, double>::value && ap.span() * sizeof(K) >= host::stream_store_bytes;
     host::for_rows_tiled(
-        "mantissa::solvers::Krylov::apply", space, b, tile, [] { return 0; },
-        [=](std::int64_t k, std::int64_t j, int) {
+        "mantissa::solvers::Krylov::apply", space, b, tile, [=](std::int64_t k, std::int64_t j) {
           const std::int64_t o = host::at(p, k, j, x0);
           const K* KOKKOS_RESTRICT c = pp + o;
           const K* KOKKOS_RESTRICT ym = c - sy;
