@@ -138,9 +138,9 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
         best_of([&] { mantissa::solvers::detail::apply_dot(space, lv.place, s, d.x.view(), d.r.view()); });
   }
   // the CG's two passes that read z from level 0 in T: the preconditioned dots (z, r), (z, Ap)
-  // (z 2-8 bytes a cell, r and Ap 16) and the direction update x += a p, p = z + b p (z, and x and
-  // p read and written: 32)
-  double t_dots = 0.0, t_dir = 0.0;
+  // (z 2-8 bytes a cell, r and Ap 16; (z, r) alone: 8) and the direction update x += a p,
+  // p = z + b p (z, and x and p read and written: 32)
+  double t_dots = 0.0, t_dot1 = 0.0, t_dir = 0.0;
   {
     using V = mantissa::solvers::detail::View3<double, Kokkos::HostSpace>;
     const auto e0 = d.x.view().extent(0), e1 = d.x.view().extent(1), e2 = d.x.view().extent(2);
@@ -153,6 +153,11 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
       (void)mantissa::solvers::detail::precond_dots_from(space, lv.place, lv.place, d.x.view(), 1.0, r, ap,
                                                          false);
     });
+    // the standard beta's (z, r) alone (no level in bf16: PoissonSolver_impl.hpp), Ap not read
+    t_dot1 = best_of([&] {
+      (void)mantissa::solvers::detail::precond_dots_from(space, lv.place, lv.place, d.x.view(), 1.0, r, ap,
+                                                         false, false);
+    });
     t_dir = best_of([&] {
       mantissa::solvers::detail::update_p_from(space, lv.place, lv.place, d.x.view(), 1.0, 0.0, 0.5, p, 1e-3,
                                                xk);
@@ -162,6 +167,9 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
     std::printf("  %-5s CG dots from z %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
                 (sizeof(T) + 16.0) * cells / t_dots / 1e9,
                 100.0 * (sizeof(T) + 16.0) * cells / t_dots / 1e9 / triad, 1e3 * t_dots);
+    std::printf("  %-5s CG dot (z, r)  %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
+                (sizeof(T) + 8.0) * cells / t_dot1 / 1e9,
+                100.0 * (sizeof(T) + 8.0) * cells / t_dot1 / 1e9 / triad, 1e3 * t_dot1);
     std::printf("  %-5s CG direction   %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
                 (sizeof(T) + 32.0) * cells / t_dir / 1e9,
                 100.0 * (sizeof(T) + 32.0) * cells / t_dir / 1e9 / triad, 1e3 * t_dir);

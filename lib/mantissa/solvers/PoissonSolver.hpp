@@ -4,8 +4,9 @@
 // preconditioner in the storage precision of each level (Cabana's structured solvers take
 // the same shape: scalar, entity/location, mesh, memory space; ReferenceStructuredSolver.hpp).
 //
-//  - preconditioned CG in fp64 (flexible Polak-Ribiere beta, so a slightly nonlinear
-//    preconditioner is fine) around the multigrid in whatever storage its levels have: the
+//  - preconditioned CG in fp64 (the flexible Polak-Ribiere beta where a level is bf16, whose
+//    rounding makes the multigrid measurably nonlinear; the standard beta otherwise, which
+//    needs no (z, Ap)) around the multigrid in whatever storage its levels have: the
 //    default for every precision (SolverOptions::outer = cg). The residual is scaled to max 1
 //    on its way into the multigrid, so 16-bit levels see values near 1. A mixed run is
 //    watched: a window of stall_window iterations that cuts the residual by less than

@@ -505,15 +505,19 @@ void check_row_dots() {
     sd::Sums<5> want;
     for (int v = 0; v < 5; ++v)
       for (int l = 0; l < L; ++l) want.v[v] += s[v][l];
-    sd::Sums<5> five, two;
+    sd::Sums<5> five, two, one;
     const double* ap = a.data();
     sd::five_sums_of_row<double>(
         x.data(), zs, r.data(), [ap](std::int64_t q) { return ap[q]; }, n, five);
-    sd::two_dots_of_row<double>(x.data(), zs, r.data(), a.data(), n, two);
+    sd::two_dots_of_row<double, true>(x.data(), zs, r.data(), a.data(), n, two);
+    // the standard beta's (z, r) alone: the same bits, Ap never read
+    sd::two_dots_of_row<double, false>(x.data(), zs, r.data(), nullptr, n, one);
     for (int v = 0; v < 5; ++v)
       EXPECT_EQ(bits_of(five.v[v]), bits_of(want.v[v])) << "sum " << v << ", n = " << n;
     for (int v = 0; v < 2; ++v)
       EXPECT_EQ(bits_of(two.v[v]), bits_of(want.v[v])) << "dot " << v << ", n = " << n;
+    EXPECT_EQ(bits_of(one.v[0]), bits_of(want.v[0])) << "(z, r) alone, n = " << n;
+    EXPECT_EQ(one.v[1], 0.0) << "(z, Ap) without Ap, n = " << n;
   }
 }
 

@@ -660,8 +660,8 @@ inline void five_sums_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* K
 }
 
 // One row of (z, r) and (z, Ap) alone (a problem that is not singular), as five_sums_of_row
-// computes those two: the same lanes, the same bits.
-template <class K, class C>
+// computes those two: the same lanes, the same bits. WithAp false: (z, r) alone, Ap not read.
+template <class K, bool WithAp, class C>
 inline void two_dots_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KOKKOS_RESTRICT rr,
                             const K* KOKKOS_RESTRICT ar, const std::int64_t n, Sums<5>& acc) {
   double s0[host::lanes] = {}, s1[host::lanes] = {};
@@ -676,9 +676,11 @@ inline void two_dots_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KO
         LaneVector zv, rv, a;
         host::z_lanes(xr + i + half * h, zs, zv);
         host::load_lanes(rr + i + half * h, rv);
-        host::load_lanes(ar + i + half * h, a);
         s0v[half] += zv * rv;
-        s1v[half] += zv * a;
+        if constexpr (WithAp) {
+          host::load_lanes(ar + i + half * h, a);
+          s1v[half] += zv * a;
+        }
       }
     for (int l = 0; l < host::lanes; ++l) {
       s0[l] = s0v[l / h][l % h];
@@ -690,13 +692,13 @@ inline void two_dots_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KO
     for (int l = 0; l < host::lanes; ++l) {
       const double zv = double(K(zs * xr[i + l]));
       s0[l] += zv * double(rr[i + l]);
-      s1[l] += zv * double(ar[i + l]);
+      if constexpr (WithAp) s1[l] += zv * double(ar[i + l]);
     }
 #endif
   for (; i < n; ++i) {
     const double zv = double(K(zs * xr[i]));
     s0[0] += zv * double(rr[i]);
-    s1[0] += zv * double(ar[i]);
+    if constexpr (WithAp) s1[0] += zv * double(ar[i]);
   }
   for (int l = 0; l < host::lanes; ++l) {
     acc.v[0] += s0[l];
@@ -706,10 +708,12 @@ inline void two_dots_of_row(const C* KOKKOS_RESTRICT xr, const C zs, const K* KO
 
 // (z, r), (z, Ap), sum z, sum r, sum Ap with z from x0. The three sums serve only the mean
 // projection of a singular problem: without `sums` they stay 0 (the host loop then carries two
-// accumulators, not five; the two dots are the same bits either way).
+// accumulators, not five; the two dots are the same bits either way). Without `with_ap` (the
+// standard beta, which needs (z, r) only) Ap is not read and (z, Ap) and sum Ap stay 0.
 template <class Exec, class T, class K, class M>
 Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
-                          double zscale, const View3<K, M>& r, const View3<K, M>& ap, bool sums = true) {
+                          double zscale, const View3<K, M>& r, const View3<K, M>& ap, bool sums = true,
+                          bool with_ap = true) {
   using C = pair_compute_t<T, K>;
   const ZFrom<T, K> zf{C(zscale)};
   const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
@@ -729,11 +733,18 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
           const K* KOKKOS_RESTRICT rr = rp + o;
           const K* KOKKOS_RESTRICT ar = app + o;
           if (!sums) {
-            two_dots_of_row<K>(xr, zf.zs, rr, ar, n, acc);
+            if (with_ap)
+              two_dots_of_row<K, true>(xr, zf.zs, rr, ar, n, acc);
+            else
+              two_dots_of_row<K, false>(xr, zf.zs, rr, ar, n, acc);
             return;
           }
-          five_sums_of_row<K>(
-              xr, zf.zs, rr, [ar](std::int64_t q) { return ar[q]; }, n, acc);
+          if (with_ap)
+            five_sums_of_row<K>(
+                xr, zf.zs, rr, [ar](std::int64_t q) { return ar[q]; }, n, acc);
+          else
+            five_sums_of_row<K>(
+                xr, zf.zs, rr, [](std::int64_t) { return K(0); }, n, acc);
         },
         s);
     return s;
@@ -742,7 +753,7 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
       "mantissa::solvers::Krylov::dots", space, pl.owned(),
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i, Sums<5>& acc) {
         const double zv = double(zf(x0(k + dz, j + dy, i + dx))), rv = double(r(k, j, i)),
-                     av = double(ap(k, j, i));
+                     av = with_ap ? double(ap(k, j, i)) : 0.0;
         acc.v[0] += zv * rv;
         acc.v[1] += zv * av;
         acc.v[2] += zv;
