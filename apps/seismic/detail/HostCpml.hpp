@@ -328,6 +328,14 @@ void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weig
       if constexpr (!decoded) prefetch_span(b.p + xo + prefetch_rows_ahead * b.sy - R, n + 2 * R);
       prefetch_span(b.psi.f[0] + mx + prefetch_rows_ahead * b.psi.sy, n);
     }
+    if (!prefetch && Dim == 3) {  // whole rows: as in update_rows
+      int ja = j + stream_rows_ahead, ka = k;
+      if (ja >= j1) ja -= j1 - j0, ++ka;
+      const long pa = ka * b.sz + ja * b.sy + b.x0, ma = ka * b.psi.sz + ja * b.psi.sy + b.x0;
+      prefetch_lines(b.p + pa + R * b.sz, n, false);
+      if (b.slabs.memory(2, ka)) prefetch_lines(b.psi.f[2] + ma, n, true);
+      if (b.slabs.memory(1, ja)) prefetch_lines(b.psi.f[1] + ma, n, true);
+    }
     if (x.lo == 0 && x.hi == n && !do_y && !do_z) continue;  // nothing to update
     const auto pr = rows_of<R, Dim>(b.p, xo, b.sy, b.sz, scratch.ring, k, j);
     const auto x_part = [&](int i0, int i1) {
@@ -544,6 +552,25 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
       prefetch_span(b.m + po, n);
       prefetch_span(b.psi.f[0] + pm - R, n + 2 * R);
       prefetch_span(b.zeta.f[0] + pm, n);
+    }
+    if (!prefetch && Dim == 3) {
+      // Whole rows: the streams from memory of the row stream_rows_ahead rows on in the block's
+      // sweep along z (past j1: the next plane's first rows), as the 16-bit interior does
+      // (HostStencil.hpp): q, m, p's newest plane and the full axes' zeta and newest psi.
+      int ja = j + stream_rows_ahead, ka = k;
+      if (ja >= j1) ja -= j1 - j0, ++ka;
+      const long pa = ka * b.sz + ja * b.sy + b.x0, ma = ka * b.psi.sz + ja * b.psi.sy + b.x0;
+      prefetch_lines(b.q + pa, n, true);
+      prefetch_lines(b.m + pa, n, false);
+      prefetch_lines(b.p + pa + R * b.sz, n, false);
+      if (b.slabs.update(2, ka, R)) {
+        prefetch_lines(b.zeta.f[2] + ma, n, true);
+        prefetch_lines(b.psi.f[2] + ma + R * b.psi.sz, n, false);
+      }
+      if (b.slabs.update(1, ja, R)) {
+        prefetch_lines(b.zeta.f[1] + ma, n, true);
+        prefetch_lines(b.psi.f[1] + ma + R * b.psi.sy, n, false);
+      }
     }
     const auto pr = rows_of<R, Dim>(b.p, xo, b.sy, b.sz, scratch.ring, k, j);
     S* const q = b.q + xo;
