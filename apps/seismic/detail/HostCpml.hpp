@@ -329,8 +329,7 @@ void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weig
       prefetch_span(b.psi.f[0] + mx + prefetch_rows_ahead * b.psi.sy, n);
     }
     if (!prefetch && Dim == 3) {  // whole rows: as in update_rows
-      int ja = j + stream_rows_ahead, ka = k;
-      if (ja >= j1) ja -= j1 - j0, ++ka;
+      const auto [ka, ja] = row_ahead(k, j, j0, j1);
       const long pa = ka * b.sz + ja * b.sy + b.x0, ma = ka * b.psi.sz + ja * b.psi.sy + b.x0;
       prefetch_lines(b.p + pa + R * b.sz, n, false);
       if (b.slabs.memory(2, ka)) prefetch_lines(b.psi.f[2] + ma, n, true);
@@ -557,8 +556,7 @@ void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>
       // Whole rows: the streams from memory of the row stream_rows_ahead rows on in the block's
       // sweep along z (past j1: the next plane's first rows), as the 16-bit interior does
       // (HostStencil.hpp): q, m, p's newest plane and the full axes' zeta and newest psi.
-      int ja = j + stream_rows_ahead, ka = k;
-      if (ja >= j1) ja -= j1 - j0, ++ka;
+      const auto [ka, ja] = row_ahead(k, j, j0, j1);
       const long pa = ka * b.sz + ja * b.sy + b.x0, ma = ka * b.psi.sz + ja * b.psi.sy + b.x0;
       prefetch_lines(b.q + pa, n, true);
       prefetch_lines(b.m + pa, n, false);

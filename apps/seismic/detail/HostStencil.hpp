@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__F16C__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
@@ -327,6 +328,23 @@ inline void prefetch_lines(const T* p, long n, bool write) {
 // How far ahead the 3D sweeps ask for their rows' streams: 4 rows (the only distance measured).
 inline constexpr int stream_rows_ahead = 4;
 
+// The row stream_rows_ahead rows after row (k, j) in a sweep of the rows [j0, j1) of each plane
+// along z (past j1: the next plane's first rows), as {k, j}.
+inline std::pair<int, int> row_ahead(int k, int j, int j0, int j1) {
+  int ja = j + stream_rows_ahead, ka = k;
+  if (ja >= j1) ja -= j1 - j0, ++ka;
+  return {ka, ja};
+}
+
+// The interior's streams from memory for the row at offset xa: the lines of m, q and plane
+// k + R's row of p (perf put half of the 3D sweep's samples on those loads, waiting for memory).
+template <int R, class M, class S, class P>
+inline void prefetch_row_streams(const M* m, const S* q, const P* p, long xa, long sz, long nx) {
+  prefetch_lines(m + xa, nx, false);
+  prefetch_lines(q + xa, nx, true);
+  prefetch_lines(p + xa + R * sz, nx, false);
+}
+
 // Work items: tiles of tile_rows rows in y times chunks of planes in z, enough of them to keep
 // every thread busy; a thread sweeps its chunk along z.
 struct Tiling {
@@ -394,12 +412,8 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
             for (int j = j0; j < j1; ++j) {
               const long x = k * sz + j * sy + x0;
               if constexpr (Dim == 3) {  // the row's streams ahead, as the 16-bit sweep below
-                int ja = j + stream_rows_ahead, ka = k;
-                if (ja >= j1) ja -= j1 - j0, ++ka;
-                const long xa = ka * sz + ja * sy + x0;
-                prefetch_lines(mp + xa, nx, false);
-                prefetch_lines(qp + xa, nx, true);
-                prefetch_lines(pp + xa + R * sz, nx, false);
+                const auto [ka, ja] = row_ahead(k, j, j0, j1);
+                prefetch_row_streams<R>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
               }
               axis_neighbours<R>(pp + x, sz, zm, zp);
               update_row<R, Dim>(pp + x, sy, zm, zp, qp + x, mp + x, nx, w, scratch);
@@ -502,12 +516,8 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
                 // waiting for memory; with the hint, 10-25 % fewer, and 10-20 % fewer for the
                 // fp32 and fp64 sweep above with the same hint (docs/performance.md).
                 {
-                  int ja = j + stream_rows_ahead, ka = k;
-                  if (ja >= j1) ja -= j1 - j0, ++ka;
-                  const long xa = ka * sz + ja * sy + x0;
-                  prefetch_lines(mp + xa, nx, false);
-                  prefetch_lines(qp + xa, nx, true);
-                  prefetch_lines(pp + xa + R * sz, nx, false);
+                  const auto [ka, ja] = row_ahead(k, j, j0, j1);
+                  prefetch_row_streams<R>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
                 }
                 xy_terms<R>(slot(k) + off, ym, yp, scratch.acc.data(), nx, w);
                 z_terms_3d_fused<R>(slot(k) + off, scratch.acc.data(), zm, zp, pp + x + R * sz,
