@@ -146,7 +146,7 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
   // the CG's two passes that read z from level 0 in T: the preconditioned dots (z, r), (z, Ap)
   // (z 2-8 bytes a cell, r and Ap 16; (z, r) alone: 8) and the direction update x += a p,
   // p = z + b p (z, and x and p read and written: 32)
-  double t_dots = 0.0, t_dot1 = 0.0, t_dir = 0.0;
+  double t_dots = 0.0, t_dot1 = 0.0, t_dir = 0.0, t_ap64 = 0.0, t_fold = 0.0;
   {
     using V = mantissa::solvers::detail::View3<double, Kokkos::HostSpace>;
     const auto e0 = d.x.view().extent(0), e1 = d.x.view().extent(1), e2 = d.x.view().extent(2);
@@ -168,6 +168,16 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
       mantissa::solvers::detail::update_p_from(space, lv.place, lv.place, d.x.view(), 1.0, 0.0, 0.5, p, 1e-3,
                                                xk);
     });
+    // the fp64 CG's A p of the new direction, then the two in one sweep as a single rank runs
+    // them (every face physical: detail::update_p_apply)
+    if constexpr (mantissa::solvers::detail::host::is_host<Kokkos::DefaultExecutionSpace>()) {
+      const auto s64 = mantissa::solvers::detail::make_stencil<double>(lv.coef, 3);
+      t_ap64 = best_of([&] { (void)mantissa::solvers::detail::apply_dot(space, lv.place, s64, p, ap); });
+      t_fold = best_of([&] {
+        (void)mantissa::solvers::detail::update_p_apply(space, lv.place, lv.place, d.x.view(), 1.0, 0.0, 0.5,
+                                                        p, 1e-3, xk, s64, ap, lv.mirror);
+      });
+    }
   }
   if (g_rank == 0) {
     std::printf("  %-5s CG dots from z %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
@@ -179,6 +189,9 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
     std::printf("  %-5s CG direction   %6.2f GB/s  %5.1f%% of triad (%.2f ms)\n", precision_traits<T>::name,
                 (sizeof(T) + 32.0) * cells / t_dir / 1e9,
                 100.0 * (sizeof(T) + 32.0) * cells / t_dir / 1e9 / triad, 1e3 * t_dir);
+    if (t_fold > 0.0)
+      std::printf("  %-5s CG direction + A p in one sweep %.2f ms (apart: %.2f + %.2f ms)\n",
+                  precision_traits<T>::name, 1e3 * t_fold, 1e3 * t_dir, 1e3 * t_ap64);
     if (t_apply > 0.0)
       std::printf("  %-5s CG A p, (p, Ap) %5.2f GB/s  %5.1f%% of triad (%.2f ms)\n",
                   precision_traits<T>::name, 2.0 * sizeof(T) * cells / t_apply / 1e9,

@@ -181,11 +181,29 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   };
   // x += alpha p of each step is deferred to the next direction update, which reads p anyway
   // (one pass over p less per iteration); every return after a step flushes it first.
+  // On one rank with every face physical (no halo exchange between them), A p and (p, Ap) of
+  // the next step are computed in the direction update's sweep (detail::update_p_apply).
   double pending = 0.0;
+  bool fold = false;
+  if constexpr (detail::host::is_host<execution_space>()) {
+    fold = m_dim == 3 && !compressed;
+    for (int f = 0; f < 2 * m_dim; ++f)
+      fold = fold && m_mg->level(0).mirror[std::size_t(f)] != 0 && m_mg->level(0).touches[std::size_t(f)];
+  }
+  double pap_folded = 0.0;
+  bool pap_ready = false;
   auto direction = [&](double m, double beta) {
     auto& l0 = m_mg->level(0);
     std::visit(
         [&](auto& ld) {
+          if constexpr (detail::host::is_host<execution_space>()) {
+            if (fold) {
+              pap_folded = detail::update_p_apply(space, m_place, l0.place, ld.x.view(), zscale, m, beta,
+                                                  w.p.view(), pending, w.x.view(), s, w.ap.view(), l0.mirror);
+              pap_ready = true;
+              return;
+            }
+          }
           if (compressed)
             detail::update_p_from(space, m_place, l0.place, ld.x.view(), zscale, m, beta, p32.view(), pending,
                                   w.x.view());
@@ -225,7 +243,10 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   double rz = zr;
   for (int it = 1; it <= max_iterations; ++it) {
     double pap = 0.0;
-    if (compressed) {
+    if (pap_ready) {
+      pap = pap_folded;
+      pap_ready = false;
+    } else if (compressed) {
       fill(m_w32, p32);
       pap = detail::stencil_dot(space, m_place, s, p32.view());
     } else {

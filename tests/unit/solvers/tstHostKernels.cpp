@@ -585,5 +585,78 @@ TEST(HostKernels, ApplyDotIsThePointwiseProduct) {
   check_apply_dot(2, {131, 71, 1});
 }
 
+// The CG's direction update with A p one plane behind (detail::update_p_apply, used on one rank
+// where every face is physical) against the passes it replaces: update_p_from, the fill's
+// mirrors (x, then y, then z faces) and apply_dot. p, x and A p at every owned cell and the dot,
+// bit for bit; Dirichlet and Neumann faces mixed, with and without the deferred x step, tiles of
+// one row up to whole planes, and the streamed rows of a large grid. A ghost row not mirrored, a
+// row one plane early or a tile edge left out fails.
+template <class T>
+void check_direction_apply(std::array<std::int64_t, 3> n, double alpha) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const std::int64_t ext[3] = {n[2] + 2, n[1] + 2, n[0] + 2};
+  sd::View3<double, Kokkos::HostSpace> p("p", ext[0], ext[1], ext[2]), x("x", ext[0], ext[1], ext[2]),
+      ap("ap", ext[0], ext[1], ext[2]);
+  sd::View3<T, Kokkos::HostSpace> z("z", ext[0], ext[1], ext[2]);
+  std::uint64_t seed = 977;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(seed >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+  };
+  for (std::size_t q = 0; q < p.span(); ++q) {
+    p.data()[q] = next();
+    x.data()[q] = next();
+    ap.data()[q] = next();
+    z.data()[q] = T(next());
+  }
+  sd::View3<double, Kokkos::HostSpace> p2("p2", ext[0], ext[1], ext[2]), x2("x2", ext[0], ext[1], ext[2]),
+      ap2("ap2", ext[0], ext[1], ext[2]);
+  Kokkos::deep_copy(p2, p);
+  Kokkos::deep_copy(x2, x);
+  Kokkos::deep_copy(ap2, ap);
+  sd::Placement pl;
+  pl.ghost = {1, 1, 1};
+  pl.extent = {n[0], n[1], n[2]};
+  const std::array<int, 6> mirror{-1, 1, 1, -1, -1, 1};
+  const auto st = sd::make_stencil<double>({1.1, 0.7, 1.3}, 3);
+  const double zscale = 0.75, m = 0.01, beta = 0.3;
+  const Host host;
+  // the passes it replaces
+  sd::update_p_from(host, pl, pl, z, zscale, m, beta, p, alpha, x);
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side)
+      sd::mirror_face(host, p, a, side == 1, 1, pl.ghost[std::size_t(a)],
+                      pl.ghost[std::size_t(a)] + pl.extent[std::size_t(a)] - 1,
+                      mirror[std::size_t(2 * a + side)]);
+  const double want = sd::apply_dot(host, pl, st, p, ap);
+  const double dot = sd::update_p_apply(host, pl, pl, z, zscale, m, beta, p2, alpha, x2, st, ap2, mirror);
+  const std::string tag = std::string(precision_traits<T>::name) + " " + std::to_string(n[0]) + "x" +
+                          std::to_string(n[1]) + "x" + std::to_string(n[2]) + " alpha " +
+                          std::to_string(alpha);
+  std::int64_t bad = 0;
+  for (std::int64_t k = 1; k <= n[2]; ++k)
+    for (std::int64_t j = 1; j <= n[1]; ++j)
+      for (std::int64_t i = 1; i <= n[0]; ++i)
+        if ((bits_of(p(k, j, i)) != bits_of(p2(k, j, i)) || bits_of(x(k, j, i)) != bits_of(x2(k, j, i)) ||
+             bits_of(ap(k, j, i)) != bits_of(ap2(k, j, i))) &&
+            bad++ < 5)
+          ADD_FAILURE() << tag << " at (" << k << ", " << j << ", " << i << "): p " << p2(k, j, i) << " / "
+                        << p(k, j, i) << ", x " << x2(k, j, i) << " / " << x(k, j, i) << ", Ap "
+                        << ap2(k, j, i) << " / " << ap(k, j, i);
+  EXPECT_EQ(bad, 0) << tag;
+  EXPECT_EQ(bits_of(dot), bits_of(want)) << tag << ": " << dot << " != " << want;
+}
+
+TEST(HostKernels, DirectionWithApplyIsTheTwoPasses) {
+  check_direction_apply<double>({131, 71, 121}, 0.4);  // streamed A p rows, several tiles
+  check_direction_apply<double>({13, 9, 7}, 0.0);      // the first direction: no x step
+  check_direction_apply<double>({5, 300, 3}, -0.2);    // many tiles
+  check_direction_apply<double>({7, 1, 5}, 0.4);       // one row: a tile of one row
+  check_direction_apply<double>({9, 2, 1}, 0.4);       // one plane
+  check_direction_apply<float>({37, 45, 11}, 0.4);
+  check_direction_apply<fp16>({37, 45, 11}, 0.4);
+  check_direction_apply<bf16>({37, 45, 11}, 0.4);
+}
+
 }  // namespace host_kernels
 }  // namespace

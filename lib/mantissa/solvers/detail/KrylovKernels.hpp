@@ -4,6 +4,7 @@
 // accumulates in double. Each kernel makes one pass over the owned cells.
 #include <mantissa/solvers/detail/PoissonKernels.hpp>
 
+#include <array>
 #include <type_traits>
 #include <vector>
 
@@ -265,6 +266,61 @@ inline double apply_row_stream(const double* c, const double* ym, const double* 
 
 }  // namespace host
 
+namespace host {
+
+// One 3D or 2D row of out = L p from c (the row's first owned cell; sy, sz the strides of y and
+// z) and its dot with c: apply_dot's row, and update_p_apply's. stream: out's whole lines go past
+// the caches (apply_row_stream; fp64 3D rows only), the caller fences (_mm_sfence).
+template <class K>
+inline double apply_row(const Stencil<K>& s, const K* KOKKOS_RESTRICT c, std::int64_t sy, std::int64_t sz,
+                        K* KOKKOS_RESTRICT out, std::int64_t n, bool stream) {
+  const K* KOKKOS_RESTRICT ym = c - sy;
+  const K* KOKKOS_RESTRICT yp = c + sy;
+  const K cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+#ifdef MANTISSA_SOLVERS_APPLY_STREAM
+  if constexpr (std::is_same<K, double>::value) {
+    if (stream && s.is3d) return apply_row_stream(c, ym, yp, c - sz, c + sz, out, n, d, cx, cy, cz);
+  }
+#else
+  (void)stream;
+#endif
+  if (s.is3d) {
+    const K* KOKKOS_RESTRICT zm = c - sz;
+    const K* KOKKOS_RESTRICT zp = c + sz;
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+  } else {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
+  }
+  return dot_of_row(c, out, n);
+}
+
+// A store past the caches is ordered before what follows (apply_row's streamed rows).
+inline void stream_fence() {
+#ifdef MANTISSA_SOLVERS_APPLY_STREAM
+  _mm_sfence();
+#endif
+}
+
+// Where A p of a large fp64 grid goes to memory past the caches (stream_store_bytes).
+template <class K, class V>
+inline bool stream_apply(const V& ap) {
+  return std::is_same<K, double>::value && ap.span() * sizeof(K) >= stream_store_bytes;
+}
+
+// Per-row partial sums, kept to be summed in row order (the sum one pass over the rows in
+// order gives, at any thread count and in any order the rows are computed).
+inline double* row_sums(std::int64_t rows) {
+  thread_local std::vector<double> sums;
+  if (sums.size() < std::size_t(std::max<std::int64_t>(rows, 0))) sums.resize(std::size_t(rows));
+  return sums.data();
+}
+
+}  // namespace host
+
 // Ap = L p; returns (p, Ap).
 template <class Exec, class K, class M>
 double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, const View3<K, M>& p,
@@ -276,47 +332,16 @@ double apply_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, co
     const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
     const K* const pp = p.data();
     K* const app = ap.data();
-    // Each row's (p, Ap) is kept and they are summed in row order after the tiled sweep: the sum
-    // one pass over the rows in order gives, at any thread count.
     const std::int64_t y0 = b.lo[1], z0 = b.lo[2], ny = b.hi[1] - y0, rows = ny * (b.hi[2] - z0);
-    thread_local std::vector<double> row_dots;
-    if (row_dots.size() < std::size_t(std::max<std::int64_t>(rows, 0))) row_dots.resize(std::size_t(rows));
-    double* const rd = row_dots.data();
+    double* const rd = host::row_sums(rows);
     const std::int64_t tile = host::stencil_tile_rows<K>(n);
-    // A p of a large grid goes to memory past the caches (stream_store_bytes, apply_row_stream).
-    const bool stream = std::is_same<K, double>::value && ap.span() * sizeof(K) >= host::stream_store_bytes;
+    const bool stream = host::stream_apply<K>(ap);
     host::for_rows_tiled(
         "mantissa::solvers::Krylov::apply", space, b, tile, [=](std::int64_t k, std::int64_t j) {
           const std::int64_t o = host::at(p, k, j, x0);
-          const K* KOKKOS_RESTRICT c = pp + o;
-          const K* KOKKOS_RESTRICT ym = c - sy;
-          const K* KOKKOS_RESTRICT yp = c + sy;
-          K* KOKKOS_RESTRICT out = app + o;
-          const K cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
-          double& dot_row = rd[(k - z0) * ny + (j - y0)];
-#ifdef MANTISSA_SOLVERS_APPLY_STREAM
-          if constexpr (std::is_same<K, double>::value) {
-            if (stream && s.is3d) {
-              dot_row = host::apply_row_stream(c, ym, yp, c - sz, c + sz, out, n, d, cx, cy, cz);
-              if (j + 1 == b.hi[1] || (j + 1 - y0) % tile == 0) _mm_sfence();  // the tile's last row
-              return;
-            }
-          }
-#else
-          (void)stream;
-#endif
-          if (s.is3d) {
-            const K* KOKKOS_RESTRICT zm = c - sz;
-            const K* KOKKOS_RESTRICT zp = c + sz;
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i)
-              out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
-          } else {
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i)
-              out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
-          }
-          dot_row = host::dot_of_row(c, out, n);
+          rd[(k - z0) * ny + (j - y0)] = host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+          if (stream && (j + 1 == b.hi[1] || (j + 1 - y0) % tile == 0))
+            host::stream_fence();  // tile's last row
         });
     space.fence();
     for (std::int64_t r = 0; r < rows; ++r) dot += rd[r];
@@ -764,6 +789,28 @@ Sums<5> precond_dots_from(const Exec& space, const Placement& pl, const Placemen
   return s;
 }
 
+namespace host {
+
+// One row of update_p_from: x += a p where step (the deferred x step), then p = (z - m) + b p,
+// z = K(zs x0) from the row xr of level 0 in the compute type C.
+template <class K, class P, class C>
+inline void direction_row(const C* KOKKOS_RESTRICT xr, const C zs, P* KOKKOS_RESTRICT pr,
+                          K* KOKKOS_RESTRICT sr, std::int64_t n, K mm, K b, K a, bool step) {
+  if (step) {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) {
+      const K pv = K(pr[i]);
+      sr[i] += a * pv;
+      pr[i] = P((K(zs * xr[i]) - mm) + b * pv);
+    }
+  } else {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i) pr[i] = P((K(zs * xr[i]) - mm) + b * K(pr[i]));
+  }
+}
+
+}  // namespace host
+
 // x += alpha p (the deferred step of update_r, alpha 0 skips it: the first direction), then
 // p = (z - m) + beta p with z from x0: one pass over p for both. p is stored in P (K, or float
 // under SolverOptions::krylov_storage = fp32: below) and every operation is computed in K; with
@@ -786,23 +833,13 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
     const T* const xp = x0.data();
     P* const pp = p.data();
     K* const sp = x.data();
+    const C zs = zf.zs;
     host::for_rows(
         label, space, bx.lo[2], bx.hi[2], bx.lo[1], bx.hi[1], [=] { return host::Rows<C, 1>(n); },
         [=](std::int64_t k, std::int64_t j, host::Rows<C, 1>& rows) {
-          const C* KOKKOS_RESTRICT xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
-          P* KOKKOS_RESTRICT pr = pp + host::at(p, k, j, i0);
-          K* KOKKOS_RESTRICT sr = sp + host::at(x, k, j, i0);
-          if (step) {
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) {
-              const K pv = K(pr[i]);
-              sr[i] += a * pv;
-              pr[i] = P((K(zf.zs * xr[i]) - mm) + b * pv);
-            }
-          } else {
-            MANTISSA_SOLVERS_IVDEP
-            for (std::int64_t i = 0; i < n; ++i) pr[i] = P((K(zf.zs * xr[i]) - mm) + b * K(pr[i]));
-          }
+          const C* xr = rows.get(0, xp + host::at(x0, k + dz, j + dy, i0 + dx), n);
+          host::direction_row(xr, zs, pp + host::at(p, k, j, i0), sp + host::at(x, k, j, i0), n, mm, b, a,
+                              step);
         });
     return;
   }
@@ -813,6 +850,102 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
         if (step) x(k, j, i) += a * pv;
         p(k, j, i) = P((zf(x0(k + dz, j + dy, i + dx)) - mm) + b * pv);
       });
+}
+
+// update_p_from and then apply_dot (A p and (p, Ap)) in one sweep over the planes, host
+// back-ends, 3D, where every face of the box is a physical one (p's ghosts are mirrors of the
+// cells inside, mirror[f] the sign of face f, and no halo exchange sits between the two): the
+// rows of A p follow the direction update one plane behind, while the three planes they read
+// are still in cache, so p makes one trip to memory an iteration instead of two (8 bytes a cell
+// of the 50 the two passes moved; docs/performance.md, 2026-12-07). The y range is cut into
+// tiles, one work item each, swept along z: at step t a tile updates its rows of plane t, mirrors
+// the ghosts those rows give (the x ends, and the y and z ghost rows where the row is on a face,
+// as the fill between the passes does) and computes A p on plane t - 1 for its rows whose y
+// neighbours are its own. The first and last row of each tile are computed after all tiles, in
+// a pass of their own. Every row gets the operations of the two passes on the same values, and
+// the rows' dots are summed in row order, so p, x, A p and the dot are those of update_p_from,
+// the fill and apply_dot, bit for bit (tstHostKernels). Returns (p, Ap).
+template <class Exec, class T, class K, class M>
+double update_p_apply(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
+                      double zscale, double m, double beta, const View3<K, M>& p, double alpha,
+                      const View3<K, M>& x, const Stencil<K>& s, const View3<K, M>& ap,
+                      const std::array<int, 6>& mirror) {
+  static_assert(host::is_host<Exec>(),
+                "update_p_apply: host back-ends only (update_p_from, apply_dot elsewhere)");
+  using C = pair_compute_t<T, K>;
+  const C zs = C(zscale);
+  const K mm = K(m), b = K(beta), a = K(alpha);
+  const bool step = alpha != 0.0;
+  const std::int64_t dx = px.ghost[0] - pl.ghost[0], dy = px.ghost[1] - pl.ghost[1],
+                     dz = px.ghost[2] - pl.ghost[2];
+  const Box bx = pl.owned();
+  const std::int64_t i0 = bx.lo[0], n = bx.hi[0] - bx.lo[0];
+  const std::int64_t y0 = bx.lo[1], y1 = bx.hi[1], z0 = bx.lo[2], z1 = bx.hi[2], ny = y1 - y0;
+  const std::int64_t rows = ny * (z1 - z0);
+  if (rows <= 0 || n <= 0) return 0.0;
+  const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
+  const T* const xp = x0.data();
+  K* const pp = p.data();
+  K* const sp = x.data();
+  K* const app = ap.data();
+  double* const rd = host::row_sums(rows);
+  const bool stream = host::stream_apply<K>(ap);
+  const K sx0 = K(mirror[0]), sx1 = K(mirror[1]), sy0 = K(mirror[2]), sy1 = K(mirror[3]), sz0 = K(mirror[4]),
+          sz1 = K(mirror[5]);
+  // tiles of stencil_tile_rows rows, at least one a thread
+  const std::int64_t threads = std::max(1, int(space.concurrency()));
+  const std::int64_t tile =
+      std::max<std::int64_t>(1, std::min(host::stencil_tile_rows<K>(n), (ny + threads - 1) / threads));
+  const std::int64_t tiles = (ny + tile - 1) / tile;
+  auto copy_row = [](const K* from, K* to, std::int64_t len, K sign) {
+    for (std::int64_t i = 0; i < len; ++i) to[i] = sign * from[i];
+  };
+  Kokkos::parallel_for("mantissa::solvers::Krylov::direction_apply",
+                       Kokkos::RangePolicy<Exec>(space, 0, tiles), [=](const std::int64_t item) {
+                         host::Rows<C, 1> scratch(n);
+                         const std::int64_t ja = y0 + item * tile, jb = std::min(y1, ja + tile);
+                         for (std::int64_t t = z0; t <= z1; ++t) {
+                           if (t < z1)
+                             for (std::int64_t j = ja; j < jb; ++j) {
+                               const C* xr = scratch.get(0, xp + host::at(x0, t + dz, j + dy, i0 + dx), n);
+                               K* const pr = pp + host::at(p, t, j, i0);
+                               host::direction_row(xr, zs, pr, sp + host::at(x, t, j, i0), n, mm, b, a, step);
+                               // the fill's mirrors of this row: x ends, then the y and z ghost rows it faces
+                               pr[-1] = sx0 * pr[0];
+                               pr[n] = sx1 * pr[n - 1];
+                               if (j == y0) copy_row(pr, pr - sy, n, sy0);
+                               if (j == y1 - 1) copy_row(pr, pr + sy, n, sy1);
+                               if (t == z0) copy_row(pr, pr - sz, n, sz0);
+                               if (t == z1 - 1) copy_row(pr, pr + sz, n, sz1);
+                             }
+                           if (t > z0)
+                             for (std::int64_t j = ja + 1; j < jb - 1; ++j) {
+                               const std::int64_t o = host::at(p, t - 1, j, i0);
+                               rd[(t - 1 - z0) * ny + (j - y0)] =
+                                   host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+                             }
+                         }
+                         if (stream) host::stream_fence();
+                       });
+  space.fence();
+  // each tile's first and last rows, their neighbours all final now
+  const std::int64_t edges = 2 * tiles;
+  Kokkos::parallel_for("mantissa::solvers::Krylov::direction_apply_edges",
+                       Kokkos::RangePolicy<Exec>(space, 0, edges), [=](const std::int64_t e) {
+                         const std::int64_t ja = y0 + (e / 2) * tile, jb = std::min(y1, ja + tile);
+                         const std::int64_t j = (e % 2 == 0) ? ja : jb - 1;
+                         if (e % 2 == 1 && jb - 1 == ja) return;  // a tile of one row: done as its first
+                         for (std::int64_t k = z0; k < z1; ++k) {
+                           const std::int64_t o = host::at(p, k, j, i0);
+                           rd[(k - z0) * ny + (j - y0)] =
+                               host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+                         }
+                         if (stream) host::stream_fence();
+                       });
+  space.fence();
+  double dot = 0.0;
+  for (std::int64_t r = 0; r < rows; ++r) dot += rd[r];
+  return dot;
 }
 
 // ---- Compressed Krylov vectors (SolverOptions::krylov_storage = fp32) ----------------------
