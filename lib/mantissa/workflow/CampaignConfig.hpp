@@ -44,6 +44,9 @@ struct HybridSpec {
   double residual_tol = 0.05;             // one-step residual against the physics above this hands over
   int sample_stride = 4;                  // the residual is evaluated on every n-th point per axis
   std::int64_t physics_steps = 20;        // physics steps after a hand-over before the surrogate resumes
+  // The true error (rel. L2 against the reference) the indicator should hand over before; the
+  // report says whether it did. It does not steer the run (the indicator cannot see the reference).
+  double error_limit = 0.05;
 };
 
 struct SurrogateSpec {

@@ -3,6 +3,7 @@
 #include <mantissa/workflow/HybridPhase.hpp>
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace mantissa::workflow {
@@ -10,7 +11,6 @@ namespace mantissa::workflow {
 namespace {
 constexpr const char* k_physics_left = "physics_left";  // shared with RolloutPhase
 constexpr const char* k_since_check = "since_check";    // surrogate steps since the last check
-
 }  // namespace
 
 std::string HybridPhase::describe_extra(const PhaseContext& ctx) const {
@@ -24,7 +24,8 @@ std::string HybridPhase::describe_extra(const PhaseContext& ctx) const {
 
 void HybridPhase::after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsModel& physics, State& s,
                                    std::int64_t step) {
-  const auto& hs = ctx.config().surrogate.hybrid;
+  const auto& cfg = ctx.config();
+  const auto& hs = cfg.surrogate.hybrid;
   auto& cur = ctx.cursor();
   SurrogateModel& sur = ctx.surrogate();
   const int stride = sur.stride();
@@ -55,6 +56,17 @@ void HybridPhase::after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsM
   const double residual = field_error(ctx.comm(), p_sur, p_phys, hs.sample_stride).rel_l2;
   physics.set_state(s, step, double(step) * dt);
   r.time.inference += si.stop();
+  // What the indicator cannot see: the hybrid's state against the reference, at the sample steps
+  // (the reference keeps only those), so the report can say whether it handed over before the true
+  // error passed campaign.surrogate.hybrid.error_limit (analysis time, not the hybrid's).
+  PhaseTimer sa("campaign::indicator_truth");
+  const std::int64_t horizon = cfg.surrogate.horizon < 0 ? cfg.steps : cfg.surrogate.horizon;
+  double truth = std::numeric_limits<double>::quiet_NaN();
+  if (ctx.is_sample_step(step, horizon))
+    truth = field_error(ctx.comm(), to_host(s[0].field, "mantissa::workflow::HybridPhase::truth"),
+                        ctx.reference_snapshot(r.experiment, step))
+                .rel_l2;
+  r.time.analysis += sa.stop();
   std::string reason;
   if (!d.finite)
     reason = "non-finite";
@@ -62,8 +74,9 @@ void HybridPhase::after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsM
     reason = "energy";
   else if (!(residual <= hs.residual_tol))
     reason = "residual";
+  r.indicator_checks.push_back({step, drift, residual, truth, reason.empty() ? "continue" : reason});
   if (!reason.empty()) {
-    r.handovers.push_back({step, double(step) * dt, reason, drift, residual});
+    r.handovers.push_back({step, double(step) * dt, reason, drift, residual, truth});
     cur.phase_state[k_physics_left] = hs.physics_steps;
     ctx.log(r.name + ": hand-over to the physics at step " + std::to_string(step) + " (" + reason +
             ": energy drift " + fmt_g(drift) + ", residual " + fmt_g(residual) + ")");

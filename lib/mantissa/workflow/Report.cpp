@@ -408,15 +408,7 @@ std::string report_json(const Campaign& c, const ReportInfo& info) {
     } else {
       j.null("subnormals");
     }
-    if (r.kind == "hybrid") {
-      j.begin_object("hybrid").value("handovers", std::int64_t(r.handovers.size()));
-      j.begin_array("events");
-      for (const auto& h : r.handovers) {
-        j.begin_object().value("step", h.step).value("time", h.time).value("reason", h.reason);
-        j.value("energy_drift", h.energy_drift).value("residual", h.residual).end_object();
-      }
-      j.end_array().end_object();
-    }
+    if (r.kind == "hybrid") hybrid_json(j.writer(), r, cfg.surrogate.hybrid);
     rollout_json(j.writer(), r);  // surrogate and hybrid: window and baselines (RolloutReport.hpp)
     j.end_object();
   }
@@ -611,17 +603,8 @@ std::string report_md(const Campaign& c, const ReportInfo& info) {
     // The rollouts' error beside the free baselines, in-sample and held out (RolloutReport.hpp).
     os << rollout_md(cfg, res);
     os << speed_placement_md(res, t);
-    for (const auto& r : res) {
-      if (r.kind != "hybrid") continue;
-      os << "\n### Hybrid " << r.name << ": " << r.handovers.size() << " hand-over(s), " << r.surrogate_steps
-         << " surrogate steps, " << r.physics_steps << " physics steps\n\n";
-      if (!r.handovers.empty()) {
-        os << "| step | time | reason | energy drift | residual |\n|---:|---:|---|---:|---:|\n";
-        for (const auto& h : r.handovers)
-          os << "| " << h.step << " | " << num(h.time) << " | " << h.reason << " | " << num(h.energy_drift)
-             << " | " << num(h.residual) << " |\n";
-      }
-    }
+    for (const auto& r : res)
+      if (r.kind == "hybrid") os << hybrid_md(r, cfg.surrogate.hybrid);
   }
   bool any_failed = false;
   for (const auto& r : res) any_failed = any_failed || r.status == "failed";

@@ -21,6 +21,19 @@ struct HandOver {
   std::string reason;  // "energy" | "residual" | "non-finite"
   double energy_drift = 0.0;
   double residual = 0.0;
+  // The hybrid's primary field against the reference at this step (relative L2, the campaign's
+  // measure); NaN where the step is not a sample step (the reference keeps only those).
+  double true_error = std::numeric_limits<double>::quiet_NaN();
+};
+
+// One evaluation of the hybrid's error indicator (HybridPhase): what it measured, the true error
+// the campaign measures against the reference at the same step, and what it decided.
+struct IndicatorCheck {
+  std::int64_t step = 0;
+  double energy_drift = 0.0;
+  double residual = 0.0;
+  double true_error = std::numeric_limits<double>::quiet_NaN();  // as HandOver::true_error
+  std::string action;                                            // "continue", or the hand-over's reason
 };
 
 // An experiment after the first one (PhysicsModel::num_experiments): its probe traces (as
@@ -126,8 +139,9 @@ struct VariantResult {
   std::vector<std::int64_t> census_steps;
   std::vector<CensusSeries> census;
 
-  // Hybrid.
+  // Hybrid: its hand-overs and every evaluation of its indicator.
   std::vector<HandOver> handovers;
+  std::vector<IndicatorCheck> indicator_checks;
 
   // Surrogate rollouts and the hybrid (RolloutPhase, Baselines.hpp): the window the rollout is
   // scored on ("in-sample": the states the surrogate trained on; "held-out": states it never
@@ -192,6 +206,16 @@ void serialize(Archive& a, HandOver& h) {
   a("reason", h.reason);
   a("energy_drift", h.energy_drift);
   a("residual", h.residual);
+  a("true_error", h.true_error);
+}
+
+template <class Archive>
+void serialize(Archive& a, IndicatorCheck& c) {
+  a("step", c.step);
+  a("energy_drift", c.energy_drift);
+  a("residual", c.residual);
+  a("true_error", c.true_error);
+  a("action", c.action);
 }
 
 template <class Archive>
@@ -269,6 +293,7 @@ void serialize(Archive& a, VariantResult& r) {
   a("memory_hwm_mib", r.memory_hwm_mib);
   a("energy_joules", r.energy_joules);
   a.list("handovers", r.handovers);
+  a.list("indicator_checks", r.indicator_checks);
   a.list("extra_shots", r.extra_experiments);
   a("window", r.window);
   a("handover_step", r.handover_step);

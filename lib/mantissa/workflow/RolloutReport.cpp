@@ -93,6 +93,110 @@ RolloutScore rollout_score(const VariantResult& r) {
   return s;
 }
 
+HybridTruth hybrid_truth(const VariantResult& r, const HybridSpec& hs) {
+  HybridTruth t;
+  t.limit = hs.error_limit;
+  if (r.surrogate_steps > 0) t.stride = (r.steps_done - r.physics_steps) / r.surrogate_steps;
+  t.surrogate_covered = r.steps_done - r.physics_steps;
+  t.physics_after_start = r.physics_steps - std::max<std::int64_t>(r.handover_step, 0);
+  t.end_error = r.rel_l2.empty() ? std::nan("") : r.rel_l2.back();
+  for (std::size_t i = 0; i < r.steps.size() && i < r.rel_l2.size(); ++i) {
+    const std::int64_t s = r.steps[i];
+    if (s <= r.handover_step || !(std::isnan(r.rel_l2[i]) || r.rel_l2[i] > t.limit)) continue;
+    t.first_over = s;
+    t.error_at_first_over = r.rel_l2[i];
+    double at_handover = std::nan("");
+    for (const auto& h : r.handovers)
+      if (s > h.step && s <= h.step + hs.physics_steps) {
+        t.passed_under_physics = true;
+        t.physics_from = h.step;
+        at_handover = h.true_error;
+      }
+    t.in_time = t.passed_under_physics && at_handover <= t.limit;
+    t.in_time_known = !t.passed_under_physics || !std::isnan(at_handover);
+    break;
+  }
+  return t;
+}
+
+void hybrid_json(json::Writer& w, const VariantResult& r, const HybridSpec& hs) {
+  const auto t = hybrid_truth(r, hs);
+  w.key("hybrid").begin_object();
+  w.field("handovers", std::int64_t(r.handovers.size()))
+      .field("surrogate_predictions", r.surrogate_steps)
+      .field("steps_per_prediction", t.stride)
+      .field("surrogate_steps_covered", t.surrogate_covered)
+      .field("physics_steps_after_start", t.physics_after_start)
+      .field("error_limit", t.limit);
+  if (t.first_over >= 0)
+    w.field("first_step_over_limit", t.first_over)
+        .field("error_at_first_over", t.error_at_first_over)
+        .field("passed_while", t.passed_under_physics ? "physics" : "surrogate");
+  else
+    w.key("first_step_over_limit").null().key("error_at_first_over").null().key("passed_while").null();
+  if (t.in_time_known)
+    w.field("handed_over_in_time", t.in_time);
+  else
+    w.key("handed_over_in_time").null();
+  w.key("events").begin_array();
+  for (const auto& h : r.handovers) {
+    w.begin_object().field("step", h.step).field("time", h.time).field("reason", h.reason);
+    w.field("energy_drift", h.energy_drift).field("residual", h.residual).field("true_error", h.true_error);
+    w.end_object();
+  }
+  w.end_array().key("checks").begin_array();
+  for (const auto& c : r.indicator_checks) {
+    w.begin_object()
+        .field("step", c.step)
+        .field("energy_drift", c.energy_drift)
+        .field("residual", c.residual);
+    w.field("true_error", c.true_error).field("action", c.action).end_object();
+  }
+  w.end_array().end_object();
+}
+
+std::string hybrid_md(const VariantResult& r, const HybridSpec& hs) {
+  const auto t = hybrid_truth(r, hs);
+  std::ostringstream os;
+  os << "\n### Hybrid " << r.name << ": " << r.handovers.size() << " hand-over(s), " << r.surrogate_steps
+     << " surrogate predictions";
+  if (t.stride > 0) os << " (" << t.surrogate_covered << " steps, K = " << t.stride << ")";
+  os << ", " << r.physics_steps << " physics steps";
+  if (r.handover_step > 0) os << " (" << r.handover_step << " of them the lead-in)";
+  os << "\n\n";
+  const std::int64_t after = t.surrogate_covered + t.physics_after_start;
+  if (after > 0)
+    os << "After the lead-in the surrogate took " << t.surrogate_covered << " of " << after << " steps ("
+       << num(100.0 * double(t.surrogate_covered) / double(after)) << " %); rel. L2 against the reference at "
+       << "the end " << num(t.end_error) << ".\n\n";
+  os << "Against the reference (what the indicator cannot see; campaign.surrogate.hybrid.error_limit "
+     << num(t.limit) << "): ";
+  if (t.first_over < 0)
+    os << "the true error never passed the limit";
+  else
+    os << "the true error first passed the limit at step " << t.first_over << " ("
+       << num(t.error_at_first_over) << "), while the "
+       << (t.passed_under_physics
+               ? "physics ran after the hand-over at step " + std::to_string(t.physics_from)
+               : std::string("surrogate ran"));
+  if (!t.in_time_known)
+    os << "; whether the indicator handed over in time is not known (that hand-over is not at a sample step: "
+          "campaign.sample_every)";
+  else
+    os << "; the indicator " << (t.in_time ? "handed over in time" : "**did not hand over in time**");
+  os << ".\n";
+  if (!r.indicator_checks.empty()) {
+    os << "\n| step | energy drift | residual | true error | decision |\n|---:|---:|---:|---:|---|\n";
+    for (const auto& c : r.indicator_checks)
+      os << "| " << c.step << " | " << num(c.energy_drift) << " | " << num(c.residual) << " | "
+         << (std::isnan(c.true_error) ? std::string("-") : num(c.true_error)) << " | "
+         << (c.action == "continue" ? std::string("continue") : "hand over (" + c.action + ")") << " |\n";
+    os << "\nTrue error: rel. L2 of the hybrid's primary field against the reference at the step of the "
+          "check (\"-\": not a sample step, the reference keeps only those).\n";
+  }
+  return os.str();
+}
+
 void rollout_json(json::Writer& w, const VariantResult& r) {
   if (!is_rollout(r)) return;
   const auto s = rollout_score(r);

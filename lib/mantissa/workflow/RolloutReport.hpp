@@ -45,6 +45,33 @@ void evaluation_json(json::Writer& w, const CampaignConfig& cfg);
 // report.md: the section on rollouts beside the baselines (empty without rollouts).
 std::string rollout_md(const CampaignConfig& cfg, const std::vector<VariantResult>& results);
 
+// The hybrid against the reference (campaign.surrogate.hybrid.error_limit): its indicator cannot
+// see the reference, the campaign can. `first_over` is the first sample step after the hand-over
+// at `start` whose true error (the variant's rel_l2) passed the limit (-1: none); it passed while
+// the physics ran when that step lies in a physics stretch after a hand-over, (h, h +
+// physics_steps], else while the surrogate ran. The indicator handed over in time when the error
+// never passed the limit, or passed it while the physics ran after a hand-over whose own true error
+// was within the limit; not in time when it passed while the surrogate ran or the hand-over's true
+// error was already above it; unknown when that hand-over was not at a sample step.
+struct HybridTruth {
+  double limit = 0.0;
+  std::int64_t first_over = -1;
+  double error_at_first_over = 0.0;
+  bool passed_under_physics = false;
+  std::int64_t physics_from = -1;  // the hand-over before that physics stretch
+  bool in_time = true;
+  bool in_time_known = true;
+  std::int64_t stride = 0;               // physics steps per prediction (0: no prediction made)
+  std::int64_t surrogate_covered = 0;    // physics steps the surrogate's predictions covered
+  std::int64_t physics_after_start = 0;  // the hybrid's physics steps after the lead-in
+  double end_error = 0.0;                // at the last sample
+};
+HybridTruth hybrid_truth(const VariantResult& r, const HybridSpec& hs);
+// report.json: the object `hybrid` of a hybrid variant (key included).
+void hybrid_json(json::Writer& w, const VariantResult& r, const HybridSpec& hs);
+// report.md: the hybrid's section (hand-overs, every indicator check beside the true error).
+std::string hybrid_md(const VariantResult& r, const HybridSpec& hs);
+
 // Where the surrogate pays: per pure rollout its cost per simulated physics step beside the
 // reference physics' own (both measured in this run), and the stride K at which one prediction
 // costs what K physics steps cost, at its measured cost and at the measured GEMM rate

@@ -173,6 +173,12 @@ void register_schema(Schema& s, const Registry& registry) {
             1024);
   s.integer("campaign.surrogate.hybrid.physics_steps",
             "physics steps after a hand-over before the surrogate resumes", 20, 1, imax);
+  s.real("campaign.surrogate.hybrid.error_limit",
+         "true error (rel. L2 of the primary field against the reference) the indicator should hand over "
+         "before: report.md and report.json give the true error at every indicator check and hand-over and "
+         "say whether it passed this limit while the surrogate ran; it does not steer the run (the "
+         "indicator cannot see the reference)",
+         0.05, 0.0, 1e30);
 }
 
 void check_checkpoint_dir(const std::string& dir, const std::string& where) {
@@ -264,6 +270,7 @@ CampaignConfig config_from_deck(const Deck& deck) {
   h.residual_tol = deck.get_real("campaign.surrogate.hybrid.residual_tol");
   h.sample_stride = static_cast<int>(deck.get_int("campaign.surrogate.hybrid.sample_stride"));
   h.physics_steps = deck.get_int("campaign.surrogate.hybrid.physics_steps");
+  h.error_limit = deck.get_real("campaign.surrogate.hybrid.error_limit");
   c.deck_file = deck.file();
   c.deck_hash = deck.hash();
   c.deck_resolved = deck.resolved_yaml();

@@ -153,6 +153,16 @@ def check_numbers(rep):
             h = v["hybrid"]
             check(h["handovers"] == len(h["events"]), f"{v['name']}: hand-over count matches the log")
             check(v["speed"]["surrogate_steps"] + v["speed"]["physics_steps"] > 0, "hybrid advanced")
+            # Every hand-over is one of the indicator's checks, each beside the true error (null
+            # off the sample steps); the verdict is one of true, false, null.
+            checks = {c["step"]: c for c in h["checks"]}
+            check(all(e["step"] in checks and checks[e["step"]]["action"] == e["reason"] for e in h["events"]),
+                  f"{v['name']}: every hand-over is a check")
+            check(sum(c["action"] != "continue" for c in h["checks"]) == h["handovers"],
+                  f"{v['name']}: checks that handed over")
+            check(all(c["true_error"] is None or (finite(c["true_error"]) and c["true_error"] >= 0)
+                      for c in h["checks"]), f"{v['name']}: true errors")
+            check(h["handed_over_in_time"] in (True, False, None), f"{v['name']}: in-time verdict")
     f32 = [v for v in rep["variants"] if v["kind"] == "physics" and v["storage"] == "fp32"]
     check(len(f32) > 0, "an fp32 physics variant exists")
     for v in f32:

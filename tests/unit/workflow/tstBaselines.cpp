@@ -3,6 +3,7 @@
 // extrapolation is exact on a field that changes linearly in time and is not on one that does not.
 #include <mantissa/core/Error.hpp>
 #include <mantissa/workflow/Baselines.hpp>
+#include <mantissa/workflow/RolloutReport.hpp>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -85,4 +86,66 @@ TEST(Baselines, TimeWindowSplitHoldsOutTheEnd) {
   const auto t = mw::split_time_window(0, 4, 2, 0.01, "k");
   EXPECT_EQ(t.train_end, 2);
   EXPECT_EQ(t.heldout_end, 4);
+}
+
+// The hybrid against the reference (RolloutReport.hpp hybrid_truth): the first sample after the
+// lead-in whose true error passes campaign.surrogate.hybrid.error_limit, and whether the
+// surrogate or the physics (a stretch of physics_steps after a hand-over) ran there.
+TEST(Baselines, HybridTruthSaysWhetherTheIndicatorHandedOverInTime) {
+  mw::VariantResult r;
+  r.kind = "hybrid";
+  r.handover_step = 20;  // the lead-in: steps 0 to 20
+  r.steps = {0, 10, 20, 30, 40, 50, 60};
+  r.rel_l2 = {0.0, 0.0, 0.0, 0.02, 0.04, 0.06, 0.07};
+  mw::HybridSpec hs;
+  hs.error_limit = 0.05;
+  hs.physics_steps = 10;
+  // 4 predictions of 5 steps (20 steps) and 40 physics steps (20 of them the lead-in).
+  r.surrogate_steps = 4;
+  r.physics_steps = 40;
+  r.steps_done = 60;
+  // A hand-over at 40 (true error 0.04): the physics runs 41 to 50, where the error passes 0.05.
+  r.handovers = {{40, 0.4, "residual", 0.0, 0.2, 0.04}};
+  auto t = mw::hybrid_truth(r, hs);
+  EXPECT_EQ(t.first_over, 50);
+  EXPECT_EQ(t.error_at_first_over, 0.06);
+  EXPECT_TRUE(t.passed_under_physics);
+  EXPECT_EQ(t.physics_from, 40);
+  EXPECT_TRUE(t.in_time_known);
+  EXPECT_TRUE(t.in_time);
+  EXPECT_EQ(t.stride, 5);
+  EXPECT_EQ(t.surrogate_covered, 20);
+  EXPECT_EQ(t.physics_after_start, 20);
+  EXPECT_EQ(t.end_error, 0.07);
+  // The hand-over's own true error above the limit: too late; not at a sample step: unknown.
+  r.handovers[0].true_error = 0.055;
+  t = mw::hybrid_truth(r, hs);
+  EXPECT_TRUE(t.in_time_known);
+  EXPECT_FALSE(t.in_time);
+  r.handovers[0].true_error = std::nan("");
+  t = mw::hybrid_truth(r, hs);
+  EXPECT_FALSE(t.in_time_known);
+  // The same errors with the hand-over only at 50: the surrogate ran when the error passed.
+  r.handovers = {{50, 0.5, "residual", 0.0, 0.2, 0.06}};
+  t = mw::hybrid_truth(r, hs);
+  EXPECT_EQ(t.first_over, 50);
+  EXPECT_FALSE(t.passed_under_physics);
+  EXPECT_FALSE(t.in_time);
+  // Never above the limit (the lead-in's samples never count; a NaN does).
+  hs.error_limit = 0.1;
+  t = mw::hybrid_truth(r, hs);
+  EXPECT_EQ(t.first_over, -1);
+  EXPECT_TRUE(t.in_time);
+  r.rel_l2[4] = std::nan("");
+  t = mw::hybrid_truth(r, hs);
+  EXPECT_EQ(t.first_over, 40);
+  EXPECT_FALSE(t.in_time);
+  // The report's words: the indicator's checks beside the true error.
+  r.indicator_checks = {{30, 0.0, 0.01, 0.02, "continue"}, {50, 0.0, 0.2, 0.06, "residual"}};
+  const std::string md = mw::hybrid_md(r, hs);
+  EXPECT_NE(md.find("| 30 | 0 | 0.01 | 0.02 | continue |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 50 | 0 | 0.2 | 0.06 | hand over (residual) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("while the surrogate ran"), std::string::npos) << md;
+  EXPECT_NE(md.find("did not hand over in time"), std::string::npos) << md;
+  EXPECT_NE(md.find("the surrogate took 20 of 40 steps (50 %)"), std::string::npos) << md;
 }

@@ -176,6 +176,9 @@ TEST(WorkflowCampaign, HybridHandsOverOnlyWhenTheSurrogateIsWrong) {
     EXPECT_TRUE(h.handovers.empty());
     EXPECT_EQ(h.physics_steps, 0);
     EXPECT_EQ(h.surrogate_steps, 60);
+    // Every 4 predictions (k = 2, check_every = 4) the indicator ran and let the surrogate go on.
+    ASSERT_EQ(h.indicator_checks.size(), 15u);
+    for (const auto& c : h.indicator_checks) EXPECT_EQ(c.action, "continue") << c.step;
   }
   {
     // g off by 0.05 (20 %): the one-step residual is ~1e-2, above the 1e-3 tolerance.
@@ -189,6 +192,31 @@ TEST(WorkflowCampaign, HybridHandsOverOnlyWhenTheSurrogateIsWrong) {
     EXPECT_EQ(h.physics_steps + h.surrogate_steps, 60);
     // Handing over must help: the hybrid ends closer to the reference than the pure rollout.
     EXPECT_LT(h.final_rel_l2, by_name(r, "surrogate-fp32").final_rel_l2);
+    // Every check is recorded beside the true error the campaign measures at that step (the
+    // hybrid's rel. L2 against the reference; NaN where the step is not a sample step), and
+    // each hand-over is one of them.
+    std::size_t handed = 0, sampled = 0;
+    for (const auto& c : h.indicator_checks) {
+      if (c.action != "continue") {
+        ASSERT_LT(handed, h.handovers.size());
+        EXPECT_EQ(h.handovers[handed].step, c.step);
+        EXPECT_EQ(h.handovers[handed].reason, c.action);
+        EXPECT_EQ(h.handovers[handed].residual, c.residual);
+        const double te = h.handovers[handed].true_error;
+        EXPECT_TRUE(te == c.true_error || (std::isnan(te) && std::isnan(c.true_error))) << c.step;
+        ++handed;
+      }
+      const auto at = std::find(h.steps.begin(), h.steps.end(), c.step);
+      if (at == h.steps.end()) {
+        EXPECT_TRUE(std::isnan(c.true_error)) << c.step;
+      } else {
+        ++sampled;
+        EXPECT_EQ(c.true_error, h.rel_l2[std::size_t(at - h.steps.begin())]) << c.step;
+        EXPECT_GT(c.true_error, 0.0) << c.step;
+      }
+    }
+    EXPECT_EQ(handed, h.handovers.size());
+    EXPECT_GT(sampled, 0u);
   }
 }
 
