@@ -157,6 +157,24 @@ inline std::int64_t at(const V& v, std::int64_t k, std::int64_t j, std::int64_t 
   return (k * std::int64_t(v.extent(1)) + j) * std::int64_t(v.extent(2)) + i;
 }
 
+// The stencil rows' streams from memory, asked for rows_ahead rows ahead of the row being
+// computed: the newest plane's row of x, and f (and the output where it is another array). A
+// row of 256 doubles is 32 lines, and the hardware prefetchers restarted on each row left the
+// loads waiting for memory (the seismic sweeps gained the same way, docs/performance.md).
+// Hints only: the values are untouched. Rows past the end of the array are not asked for.
+inline constexpr std::int64_t rows_ahead = 4;
+template <class T>
+inline void prefetch_row(const T* base, std::size_t span, std::int64_t off, std::int64_t n, bool write) {
+  if (off + n > std::int64_t(span)) return;
+  const char* a = reinterpret_cast<const char*>(base + off);
+  const std::int64_t bytes = n * std::int64_t(sizeof(T));
+  if (write) {
+    for (std::int64_t q = 0; q < bytes; q += 64) __builtin_prefetch(a + q, 1, 3);
+  } else {
+    for (std::int64_t q = 0; q < bytes; q += 64) __builtin_prefetch(a + q, 0, 3);
+  }
+}
+
 #ifdef MANTISSA_HOST_AVX2_F16C
 // 16-bit storage with fp32 compute on AVX2 + F16C: the residual's and the red-black sweep's row
 // loops with the rows decoded in registers (LowPrecisionHost.hpp) and the results encoded there,
@@ -471,6 +489,10 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
       [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
         const std::int64_t o = at(x, k, j, x0);
         mirror_row(s, xp + o, x0, n);
+        const std::int64_t oa = o + rows_ahead * sy;
+        prefetch_row(xp, x.span(), oa + (s.is3d ? sz : 0), n, false);
+        prefetch_row(fp, f.span(), oa, n, false);
+        prefetch_row(rp, r.span(), oa, n, true);
 #ifdef MANTISSA_HOST_AVX2_F16C
         if constexpr (fused16<T> && std::is_same<C, float>::value) {
           const T* const c = xp + o;
@@ -512,7 +534,8 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
 // rewritten with the bits they had), so rows may still run on any thread.
 template <class T, class M, class S>
 inline void rbgs_row(const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x, const T* fp,
-                     int colour, std::int64_t k, std::int64_t j, Rows<compute_t<T>, 7>& rows) {
+                     int colour, std::int64_t k, std::int64_t j, Rows<compute_t<T>, 7>& rows,
+                     bool ahead = true) {
   using C = compute_t<T>;
   const std::int64_t x0 = b.lo[0], x1 = b.hi[0], n = x1 - x0;
   const std::int64_t sy = std::int64_t(x.extent(2)), sz = sy * std::int64_t(x.extent(1));
@@ -525,6 +548,10 @@ inline void rbgs_row(const Box& b, std::int64_t shift, const S& s, const View3<T
   const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
   const bool is3d = s.is3d;
   const std::int64_t o = at(x, k, j, x0);
+  if (ahead) {
+    prefetch_row(xp, x.span(), o + rows_ahead * sy + (is3d ? sz : 0), n, false);
+    prefetch_row(fp, x.span(), o + rows_ahead * sy, n, false);  // f: x's shape
+  }
 #ifdef MANTISSA_HOST_AVX2_F16C
   if constexpr ((fused16<T> || std::is_same<T, float>::value) && std::is_same<C, float>::value) {
     T* const c = xp + o;
@@ -641,7 +668,7 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
                            [=](const std::int64_t c) {
                              const std::int64_t end = std::min(y1, y0 + (c + 1) * per);
                              for (std::int64_t j = y0 + c * per; j < end; ++j)
-                               rbgs_row(b, shift, s, x, fp, col[q], p, j, sc[c]);
+                               rbgs_row(b, shift, s, x, fp, col[q], p, j, sc[c], q == 0);
                            });
       if (q + 1 == m) continue;  // the last pass leaves the ghosts to the next fill, as before
       space.fence();
@@ -668,6 +695,10 @@ void jacobi(const Exec& space, const Box& b, const S& s, C w, const View3<T, M>&
       [=] { return Rows<C, 8>(n + 2); },
       [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
         const std::int64_t o = at(x_in, k, j, x0);
+        const std::int64_t oa = o + rows_ahead * sy;
+        prefetch_row(xp, x_in.span(), oa + (s.is3d ? sz : 0), n, false);
+        prefetch_row(fp, f.span(), oa, n, false);
+        prefetch_row(op, x_out.span(), oa, n, true);
         const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
         const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
         const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
