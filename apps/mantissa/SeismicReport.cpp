@@ -31,6 +31,8 @@ using workflow::VariantResult;
 
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t k_gathers_version = 1;
+// Below this share of the largest reference trace's norm, the worst-correlated receiver is named.
+constexpr double k_weak_receiver = 1e-3;
 
 std::string num(double v) {
   if (std::isnan(v)) return "n/a";
@@ -57,7 +59,8 @@ class SeismicRecorder final : public workflow::Recorder {
               const workflow::CampaignConfig& cfg) const override {
     const std::int64_t nrec = r.num_probes;
     double misfit = nan_v, peak = nan_v;
-    std::int64_t lag = 0;
+    std::int64_t lag = 0, receiver = -1;
+    double signal = std::numeric_limits<double>::quiet_NaN();
     // The reference's traces of r's own shot: shot 0, or the held-out shot a rollout ran.
     const std::vector<double>* ref_traces = ref.traces_of(r.experiment);
     if (nrec > 0 && ref.num_probes == nrec && r.status != "failed" && ref_traces && !ref_traces->empty()) {
@@ -87,10 +90,14 @@ class SeismicRecorder final : public workflow::Recorder {
       const auto cc = workflow::worst_receiver_correlation(tr, rr, max_lag_steps / k);
       peak = cc.peak;
       lag = cc.lag * k;
+      receiver = cc.receiver;
+      signal = cc.signal;
     }
     r.set_metric("receiver_rel_l2", misfit);
     r.set_metric("xcorr_peak", peak);
     r.set_metric("xcorr_lag_steps", double(lag), true);
+    r.set_metric("xcorr_receiver", double(receiver), true);
+    r.set_metric("xcorr_receiver_signal", signal);
   }
 };
 
@@ -131,11 +138,13 @@ class SeismicReport final : public workflow::ReportSection {
   }
   std::vector<std::string> table_columns() const override { return {"receiver misfit", "x-corr (lag)"}; }
   std::vector<std::string> table_cells(const VariantResult& r) const override {
-    return {num(r.metric("receiver_rel_l2")),
-            num(r.metric("xcorr_peak")) + " (" +
-                std::to_string(static_cast<std::int64_t>(
-                    std::isfinite(r.metric("xcorr_lag_steps")) ? r.metric("xcorr_lag_steps") : 0.0)) +
-                ")"};
+    std::string lag = std::to_string(static_cast<std::int64_t>(
+        std::isfinite(r.metric("xcorr_lag_steps")) ? r.metric("xcorr_lag_steps") : 0.0));
+    // a weak worst receiver is named, with its share of the largest trace (md_legend)
+    const double signal = r.metric("xcorr_receiver_signal"), receiver = r.metric("xcorr_receiver");
+    if (std::isfinite(signal) && signal < k_weak_receiver && std::isfinite(receiver) && receiver >= 0)
+      lag += "; receiver " + std::to_string(static_cast<std::int64_t>(receiver)) + " at " + num(signal);
+    return {num(r.metric("receiver_rel_l2")), num(r.metric("xcorr_peak")) + " (" + lag + ")"};
   }
   std::string md_intro(const Campaign& /*c*/) const override {
     if (num_shots() <= 1) return "";
@@ -148,9 +157,11 @@ class SeismicReport final : public workflow::ReportSection {
            "gathers and energy series are in gathers.h5.\n\n";
   }
   std::string md_legend() const override {
-    return "receiver misfit: relative L2 over all receiver traces; x-corr: worst receiver's peak normalized "
-           "cross-correlation and its lag in steps, among the receivers the wave reaches (reference trace "
-           "norm >= 1e-6 of the largest); ";
+    return "receiver misfit: relative L2 over all receiver traces; x-corr: the smallest peak normalized "
+           "cross-correlation among the receivers the wave reaches (reference trace norm >= 1e-6 of the "
+           "largest) and the largest |lag| of any of them, in steps; where the smallest peak is a receiver "
+           "whose reference trace holds under 1e-3 of the largest trace's norm, that receiver and its share "
+           "are named: its trace may hold only the wave's first onset, weaker than a surrogate's noise; ";
   }
 
   std::vector<std::string> write_files(const Campaign& c, const std::string& dir) const override {

@@ -169,7 +169,11 @@ CrossCorrelation worst_receiver_correlation(const std::vector<std::vector<double
   for (std::size_t j = 0; j < ref.size(); ++j) {
     if (norm[j] < min_signal * max_norm) continue;
     const auto cc = cross_correlation(test[j], ref[j], max_lag);
-    if (cc.peak < worst.peak || std::isnan(cc.peak)) worst.peak = cc.peak;
+    if (worst.receiver < 0 || (!std::isnan(worst.peak) && (cc.peak < worst.peak || std::isnan(cc.peak)))) {
+      worst.peak = cc.peak;
+      worst.receiver = std::int64_t(j);
+      worst.signal = norm[j] / max_norm;
+    }
     if (std::llabs(cc.lag) > std::llabs(worst.lag)) worst.lag = cc.lag;
   }
   return worst;

@@ -46,6 +46,10 @@ double max_abs_error(const std::vector<double>& test, const std::vector<double>&
 struct CrossCorrelation {
   double peak = 0.0;     // max over lags of the normalized cross-correlation, in [-1, 1]
   std::int64_t lag = 0;  // samples; > 0 means `test` arrives later than `ref`
+  // worst_receiver_correlation only: the receiver with the smallest peak (-1: none counted)
+  // and its reference trace's L2 norm over the largest receiver's
+  std::int64_t receiver = -1;
+  double signal = 0.0;
 };
 // Normalized cross-correlation c(l) = sum_t test[t + l] ref[t] / (||test|| ||ref||) over
 // |l| <= max_lag. Two zero traces correlate perfectly (peak 1, lag 0); one zero trace gives 0.
@@ -57,7 +61,9 @@ CrossCorrelation cross_correlation(const std::vector<double>& test, const std::v
 // whose reference trace has an L2 norm of at least min_signal times the largest receiver's.
 // The others hold only the scheme's numerical precursor (1e-17 and smaller), which 16-bit
 // storage rounds to exact zeros: their correlation says nothing about accuracy. Peak 1, lag 0
-// when no receiver is left.
+// when no receiver is left. receiver and signal name the receiver of the smallest peak: a weak
+// one (a wave's first onset at the end of the run) can hold less signal than a surrogate's
+// noise, and the report says so.
 CrossCorrelation worst_receiver_correlation(const std::vector<std::vector<double>>& test,
                                             const std::vector<std::vector<double>>& ref, std::int64_t max_lag,
                                             double min_signal = 1e-6);

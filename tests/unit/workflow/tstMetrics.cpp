@@ -82,6 +82,8 @@ TEST(WorkflowMetrics, WorstReceiverSkipsReceiversTheWaveDoesNotReach) {
   const auto cc = mw::worst_receiver_correlation(t, r, 20);
   EXPECT_EQ(cc.lag, 5);
   EXPECT_NEAR(cc.peak, 1.0, 1e-9);
+  EXPECT_TRUE(cc.receiver == 0 || cc.receiver == 1);
+  EXPECT_EQ(cc.signal, 1.0);
   // With no signal threshold the silent receiver decides, and its correlation is 0.
   EXPECT_EQ(mw::worst_receiver_correlation(t, r, 20, 0.0).peak, 0.0);
   // A receiver with signal that the variant got wrong (sign flipped) is not skipped.
@@ -89,6 +91,16 @@ TEST(WorkflowMetrics, WorstReceiverSkipsReceiversTheWaveDoesNotReach) {
   for (auto& x : flipped) x = -x;
   const std::vector<std::vector<double>> t2{ref, flipped, zero};
   EXPECT_LT(mw::worst_receiver_correlation(t2, r, 0).peak, -0.99);
+  EXPECT_EQ(mw::worst_receiver_correlation(t2, r, 0).receiver, 1);
+  // The worst receiver is named with its share of the largest trace: a weak receiver (1e-4 of
+  // the largest, above the cut) that the test got wrong.
+  std::vector<double> weak(300, 0.0);
+  for (std::size_t i = 0; i < weak.size(); ++i) weak[i] = 1e-4 * ref[i];
+  const std::vector<std::vector<double>> r4{ref, weak}, t4{ref, zero};
+  const auto c4 = mw::worst_receiver_correlation(t4, r4, 5);
+  EXPECT_EQ(c4.peak, 0.0);
+  EXPECT_EQ(c4.receiver, 1);
+  EXPECT_NEAR(c4.signal, 1e-4, 1e-12);
   // NaN anywhere that counts gives NaN.
   auto bad = ref;
   bad[10] = std::nan("");
