@@ -46,6 +46,7 @@ class TransformerSurrogate final : public workflow::SurrogateModel {
     return m_s.describe();
   }
   int stride() const override { return m_s.config().steps_per_prediction; }
+  bool time_levels() const override { return m_ch.time_levels; }
 
   // The state's first fields must be the channels, by name, in order.
   void check_state(const workflow::State& s) const {

@@ -47,6 +47,11 @@ struct HybridSpec {
   // The true error (rel. L2 against the reference) the indicator should hand over before; the
   // report says whether it did. It does not steer the run (the indicator cannot see the reference).
   double error_limit = 0.05;
+  // The earlier time level (state field 1) the physics gets when it continues from a prediction
+  // of a surrogate whose state has two (SurrogateModel::time_levels): "interpolated", from the
+  // quadratic through the surrogate's own primary fields one prediction before, at and after the
+  // step, or "surrogate", its own field 1 (HybridPhase says why).
+  std::string time_level = "interpolated";
 };
 
 struct SurrogateSpec {

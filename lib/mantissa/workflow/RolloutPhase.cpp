@@ -218,6 +218,7 @@ bool RolloutPhase::run(PhaseContext& ctx, bool resumed) {
     } else {
       // One surrogate step per call so that every sample and probe step is seen (an
       // autoregressive block of K steps gives the same state).
+      before_prediction(ctx, r, s, step);
       PhaseTimer sw("campaign::predict");
       sur.predict(s, 1);
       r.time.inference += sw.stop();

@@ -33,6 +33,9 @@ class RolloutPhase : public Phase {
   // hybrid's indicator; may set the cursor's "physics_left" to hand the state to the physics.
   virtual void after_prediction(PhaseContext& ctx, VariantResult& r, PhysicsModel& physics, State& s,
                                 std::int64_t step);
+  // Before every surrogate step, from the state `s` at `step` (the hybrid keeps its primary field).
+  virtual void before_prediction(PhaseContext& /*ctx*/, VariantResult& /*r*/, const State& /*s*/,
+                                 std::int64_t /*step*/) {}
 
  private:
   RolloutWindow m_window;

@@ -179,6 +179,14 @@ void register_schema(Schema& s, const Registry& registry) {
          "say whether it passed this limit while the surrogate ran; it does not steer the run (the "
          "indicator cannot see the reference)",
          0.05, 0.0, 1e30);
+  s.choice("campaign.surrogate.hybrid.time_level",
+           "the earlier time level the physics continues from after a prediction (the indicator's physics "
+           "step and every hand-over), for a surrogate whose state holds the primary field at two successive "
+           "steps (seismic p, p_old): interpolated: the quadratic through the surrogate's own primary field "
+           "one prediction before, at and after the step, evaluated one step back (exact for K = 1); "
+           "surrogate: the surrogate's own p_old (their difference, the physics' velocity, is far less "
+           "accurate than either)",
+           {"interpolated", "surrogate"}, std::string("interpolated"));
 }
 
 void check_checkpoint_dir(const std::string& dir, const std::string& where) {
@@ -271,6 +279,7 @@ CampaignConfig config_from_deck(const Deck& deck) {
   h.sample_stride = static_cast<int>(deck.get_int("campaign.surrogate.hybrid.sample_stride"));
   h.physics_steps = deck.get_int("campaign.surrogate.hybrid.physics_steps");
   h.error_limit = deck.get_real("campaign.surrogate.hybrid.error_limit");
+  h.time_level = deck.get_string("campaign.surrogate.hybrid.time_level");
   c.deck_file = deck.file();
   c.deck_hash = deck.hash();
   c.deck_resolved = deck.resolved_yaml();

@@ -67,6 +67,10 @@ class SurrogateModel {
   virtual void predict(State& state, int k) = 0;
   // Floating-point operations of one surrogate step, global (0 = not counted).
   virtual double flops_per_step() const { return 0.0; }
+  // Whether the state's fields 0 and 1 are the primary field at two successive physics steps
+  // (seismic p^n, p^{n-1}), so that a physics continuing from a prediction needs them consistent
+  // (HybridPhase, campaign.surrogate.hybrid.time_level).
+  virtual bool time_levels() const { return false; }
   // Collective: the measured rate (flop/s, summed over the ranks) of a large GEMM on the path the
   // surrogate's fp32 GEMMs take on this back-end, for the report's speed placement (the stride K at
   // which a prediction at that rate costs what K physics steps cost); 0: not measured. What was

@@ -25,6 +25,8 @@
 #include <limits>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace mantissa::workflow::test {
 
@@ -271,8 +273,11 @@ class LinearStencilSurrogate final : public SurrogateModel {
  public:
   // bias: added to the learned g after training (a deliberately wrong surrogate for hybrid
   // hand-over tests).
-  explicit LinearStencilSurrogate(const Decomposition& decomp, double bias = 0.0)
-      : m_decomp(decomp), m_bias(bias), m_halo(decomp, 1, 1) {}
+  // pold_error: the earlier time level it hands out is p^n - (1 + pold_error) (p^n - p^{n-1})
+  // (its p^n exact: it predicts from the true p^{n-1}, kept inside), as a surrogate that predicts
+  // both time levels, each with its own error, gets their difference wrong.
+  explicit LinearStencilSurrogate(const Decomposition& decomp, double bias = 0.0, double pold_error = 0.0)
+      : m_decomp(decomp), m_bias(bias), m_pold_error(pold_error), m_halo(decomp, 1, 1) {}
 
   std::string describe() const override {
     // Two lines, as the transformer's (model, then its GEMM paths): report.md shows the second once.
@@ -280,6 +285,7 @@ class LinearStencilSurrogate final : public SurrogateModel {
            " g=" + std::to_string(m_coef[2]) + "\nGEMM paths: none (a stencil)";
   }
   int stride() const override { return 1; }
+  bool time_levels() const override { return true; }
 
   void add_sample(const State& s) override {
     Field<double> p("mantissa::test::Surrogate::sample", m_decomp, 1);
@@ -355,7 +361,10 @@ class LinearStencilSurrogate final : public SurrogateModel {
     for (int n = 0; n < k; ++n) {
       m_halo.exchange({&s[0].field});
       auto p = s[0].field.view();
-      auto pp = s[1].field.view();
+      // Its own earlier level when `s` holds one of its recent predictions (pold_error), else the
+      // state's.
+      const Field<double>* own = m_pold_error != 0.0 ? find_own(s[0].field) : nullptr;
+      auto pp = own ? own->view() : s[1].field.view();
       Field<double> next("mantissa::test::Surrogate::next", m_decomp, 1);
       auto pn = next.view();
       const double a = m_coef[0], b = m_coef[1], g = m_coef[2];
@@ -369,9 +378,49 @@ class LinearStencilSurrogate final : public SurrogateModel {
             pn(kk, j, i) = prec == 0 ? v : (prec == 1 ? double(float(v)) : double(float(bf16(v))));
           });
       fence("mantissa::test::Surrogate::predict");
-      s[1].field = s[0].field;
-      s[0].field = next;
+      if (m_pold_error != 0.0) {
+        Field<double> true_old("mantissa::test::Surrogate::true_old", m_decomp, 1);
+        Kokkos::deep_copy(true_old.view(), s[0].field.view());
+        auto po = true_old.view();
+        Field<double> handed("mantissa::test::Surrogate::pold", m_decomp, 1);
+        auto ho = handed.view();
+        const double e = 1.0 + m_pold_error;
+        Kokkos::parallel_for(
+            "mantissa::test::Surrogate::pold", s[0].field.owned_policy(),
+            KOKKOS_LAMBDA(const std::int64_t kk, const std::int64_t j, const std::int64_t i) {
+              ho(kk, j, i) = pn(kk, j, i) - e * (pn(kk, j, i) - po(kk, j, i));
+            });
+        fence("mantissa::test::Surrogate::pold");
+        s[1].field = handed;
+        s[0].field = next;
+        Field<double> out("mantissa::test::Surrogate::out", m_decomp, 1);
+        Kokkos::deep_copy(out.view(), next.view());
+        m_own.push_back({out, true_old});
+        if (m_own.size() > 3) m_own.erase(m_own.begin());
+      } else {
+        s[1].field = s[0].field;
+        s[0].field = next;
+      }
     }
+  }
+
+  // The true earlier level of a state whose primary field equals one of its recent predictions
+  // (collective: the same answer on every rank).
+  const Field<double>* find_own(const Field<double>& p) const {
+    for (auto it = m_own.rbegin(); it != m_own.rend(); ++it) {
+      auto a = p.view();
+      auto b = it->first.view();
+      int differ = 0, any = 0;
+      Kokkos::parallel_reduce(
+          "mantissa::test::Surrogate::find_own", p.owned_policy(),
+          KOKKOS_LAMBDA(const std::int64_t kk, const std::int64_t j, const std::int64_t i, int& d) {
+            d += a(kk, j, i) != b(kk, j, i) ? 1 : 0;
+          },
+          differ);
+      MPI_Allreduce(&differ, &any, 1, MPI_INT, MPI_MAX, m_decomp.comm());
+      if (any == 0) return &it->second;
+    }
+    return nullptr;
   }
 
   void save(const std::string& path) const override {
@@ -396,6 +445,9 @@ class LinearStencilSurrogate final : public SurrogateModel {
  private:
   const Decomposition& m_decomp;
   double m_bias;
+  double m_pold_error;
+  // Its last predictions' p^{n+1} and the true p^n each came from (pold_error).
+  std::vector<std::pair<Field<double>, Field<double>>> m_own;
   HaloExchange<double> m_halo;
   std::vector<Field<double>> m_samples;
   std::vector<std::size_t> m_starts;  // where a trajectory ends and the next begins
@@ -414,8 +466,8 @@ inline PrecisionTable testwave_precisions() {
 
 // A registry with "testwave" (fp64/fp64 and fp32/fp32; the default recorder and no report
 // section: nothing but the generic campaign) and the "linear" surrogate.
-inline Registry test_registry(TestWaveOptions opt = {}, std::int64_t nan_at_step_fp32 = -1,
-                              double bias = 0.0) {
+inline Registry test_registry(TestWaveOptions opt = {}, std::int64_t nan_at_step_fp32 = -1, double bias = 0.0,
+                              double pold_error = 0.0) {
   Registry r;
   PhysicsEntry e;
   e.precisions = testwave_precisions();
@@ -432,8 +484,8 @@ inline Registry test_registry(TestWaveOptions opt = {}, std::int64_t nan_at_step
     throw Error("testwave: precision " + std::string(to_string(st)) + " not supported");
   };
   r.add_physics("testwave", e);
-  r.add_surrogate("linear", [bias](const ModelContext& ctx) -> std::unique_ptr<SurrogateModel> {
-    return std::make_unique<LinearStencilSurrogate>(*ctx.decomp, bias);
+  r.add_surrogate("linear", [bias, pold_error](const ModelContext& ctx) -> std::unique_ptr<SurrogateModel> {
+    return std::make_unique<LinearStencilSurrogate>(*ctx.decomp, bias, pold_error);
   });
   return r;
 }

@@ -220,6 +220,42 @@ TEST(WorkflowCampaign, HybridHandsOverOnlyWhenTheSurrogateIsWrong) {
   }
 }
 
+// A surrogate that predicts both time levels of a leapfrog state gets their difference (the
+// physics' velocity) wrong far more than either level; the physics must not continue from that
+// difference (campaign.surrogate.hybrid.time_level). Here the surrogate's p is exact and the earlier
+// level it hands out 50 % off in p - p_old: from its own p_old (time_level: surrogate, the earlier
+// behaviour) the physics drifts after every hand-over; from the earlier level interpolated from the
+// surrogate's p one prediction before, at and after (interpolated) it stays close to the reference.
+TEST(WorkflowCampaign, HybridHandsThePhysicsAConsistentEarlierTimeLevel) {
+  const auto reg = mw::test::test_registry({}, -1, 0.0, 0.5);
+  auto cfg = config();
+  cfg.variants.clear();
+  cfg.surrogate.rollout = {Precision::fp64};
+  cfg.surrogate.hybrid.precision = Precision::fp64;
+  cfg.surrogate.hybrid.residual_tol = 0.0;  // a hand-over at every check
+  cfg.surrogate.hybrid.energy_tol = 1e30;
+  auto with = [&](const std::string& level) {
+    cfg.surrogate.hybrid.time_level = level;
+    const auto r = run(cfg, reg, scratch("hybrid-level-" + level), false);
+    EXPECT_EQ(r.outcome, mw::Campaign::Outcome::finished);
+    return r;
+  };
+  const auto own = with("surrogate"), interp = with("interpolated");
+  const auto& ho = by_name(own, "hybrid-fp64");
+  const auto& hc = by_name(interp, "hybrid-fp64");
+  ASSERT_FALSE(ho.handovers.empty());
+  ASSERT_EQ(hc.handovers.size(), ho.handovers.size());
+  // The pure rollout never hands its earlier level to the physics: its p stays exact.
+  const double rollout = by_name(interp, "surrogate-fp64").final_rel_l2;
+  EXPECT_LT(rollout, 1e-6);
+  EXPECT_GT(ho.final_rel_l2, 1e-2);
+  EXPECT_LT(hc.final_rel_l2, 0.1 * ho.final_rel_l2);
+  // The indicator's residual (the physics' step from that state against the surrogate's) measures
+  // the surrogate's error, not the physics' response to an inconsistent state.
+  for (std::size_t i = 0; i < hc.indicator_checks.size(); ++i)
+    EXPECT_LT(hc.indicator_checks[i].residual, 0.1 * ho.indicator_checks[i].residual) << i;
+}
+
 // campaign.surrogate.start: the physics leads every rollout and the hybrid in to `start` (a
 // surrogate that sees only the state cannot know a source's wavelet in time), online training
 // uses the reference states from there on, and the report's one-step error measures a single
