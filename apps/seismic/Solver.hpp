@@ -146,13 +146,6 @@ class Solver {
   std::vector<detail::Box> m_pml_boxes, m_pml_row_boxes, m_pml_update_boxes;
   // The x slabs' memory update runs with their p update (Solver's constructor says when).
   bool m_pml_rows_memory = false;
-  // The first m_pml_z_boxes of m_pml_update_boxes are the z slabs; with m_pml_fused_z their psi_x
-  // and psi_z memory update runs in their p update's sweep (Solver's constructor says when).
-  std::size_t m_pml_z_boxes = 0;
-  bool m_pml_fused_z = false;
-  // The rows of the z slabs where psi_y is updated (CpmlSlabs): their memory update before the
-  // psi halo exchange when m_pml_fused_z.
-  std::vector<detail::Box> m_pml_z_y_boxes;
   // Where each axis's psi and zeta are +0 (outside its slab): the CPML kernels skip that work.
   CpmlSlabs m_pml_slabs;
   HaloExchange<Storage> m_halo;

@@ -109,10 +109,7 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
     low.hi[a] = std::min<int>(rem.hi[a], int(ilo[a]));
     high.lo[a] = std::max<int>(rem.lo[a], int(ihi[a]));
     for (const auto& b : {low, high})
-      if (!b.empty()) {
-        (a == 0 ? m_pml_row_boxes : m_pml_update_boxes).push_back(to_storage(b));
-        if (a == 2) ++m_pml_z_boxes;
-      }
+      if (!b.empty()) (a == 0 ? m_pml_row_boxes : m_pml_update_boxes).push_back(to_storage(b));
     rem.lo[a] = std::max<int>(rem.lo[a], int(ilo[a]));
     rem.hi[a] = std::min<int>(rem.hi[a], int(ihi[a]));
   }
@@ -177,34 +174,6 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
       for (int a = 1; a < dim; ++a)
         for (int s = b.lo[a]; s < b.hi[a]; ++s)
           if (m_pml_slabs.memory(a, s)) m_pml_rows_memory = false;
-    }
-    // The z slabs' psi_x and psi_z memory update can run in their p update's sweep, after the psi
-    // halo exchange (host back-ends: detail::pml_fused_update reads them back from cache), when no
-    // other rank reads those psi values this step and the slabs' p update reads no other rank's.
-    // psi_x and psi_z are read only along their own axis, R points around: so when the R points
-    // beyond each z slab along x and z are the domain's ghosts or owned points where that psi
-    // stays +0, no rank boundary is within R of the slab along x or z. psi_y, read across rows
-    // that other threads update, keeps its update before the exchange. Device back-ends keep the
-    // kernels as they were (nothing read back from cache there to gain).
-    if constexpr (detail::is_host_space<execution_space>()) {
-      m_pml_fused_z = dim == 3 && m_pml_z_boxes > 0;
-      for (std::size_t i = 0; i < m_pml_z_boxes; ++i) {
-        const auto& b = m_pml_update_boxes[i];
-        for (const int a : {0, 2})
-          for (int s = 1; s <= g; ++s)
-            for (const int x : {b.lo[a] - s, b.hi[a] - 1 + s}) {
-              const bool domain_ghost = (x < m_owned.lo[a] && decomp.at_low_boundary(a)) ||
-                                        (x >= m_owned.hi[a] && decomp.at_high_boundary(a));
-              const bool owned_zero = x >= m_owned.lo[a] && x < m_owned.hi[a] && !m_pml_slabs.memory(a, x);
-              if (!domain_ghost && !owned_zero) m_pml_fused_z = false;
-            }
-        // Only the rows that have psi_y to update (the whole box would decode all of its p).
-        detail::Box low = b, high = b;
-        low.hi[1] = std::min(b.hi[1], m_pml_slabs.lo[1]);
-        high.lo[1] = std::max(b.lo[1], m_pml_slabs.hi[1]);
-        for (const auto& part : {low, high})
-          if (!part.empty()) m_pml_z_y_boxes.push_back(part);
-      }
     }
     m_memory_halo = std::make_unique<HaloExchange<Compute>>(decomp, g, dim);
     // Host back-ends decode the rows they read themselves (host::CpmlRing).
@@ -325,16 +294,9 @@ void Solver<Storage, Compute>::step_impl() {
   // storage is not the compute type (the same values; converted once instead of at each of their
   // reads). Host back-ends decode the rows a thread's block reads into a ring of its own
   // (host::CpmlRing), which stays in cache, instead of writing a copy to memory and reading it back.
-  // With m_pml_fused_z, the z slabs (the first m_pml_z_boxes update boxes) update only psi_y before
-  // the psi halo exchange, and psi_x and psi_z in their p update's sweep after it, which runs
-  // before the other boxes' p update: theirs reads psi_z of the z slabs' planes.
-  const std::size_t fused = m_pml_fused_z ? m_pml_z_boxes : 0;
   const auto cpml_step = [&](const auto& pc) {
-    if (fused > 0)
-      for (const auto& box : m_pml_z_y_boxes)
-        detail::pml_memory_update_axes<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w, 2u);
-    for (std::size_t i = fused; i < m_pml_update_boxes.size(); ++i)
-      detail::pml_memory_update<R>(space, m_pml_update_boxes[i], pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
+    for (const auto& box : m_pml_update_boxes)
+      detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
     if (!m_pml_rows_memory)
       for (const auto& box : m_pml_row_boxes)
         detail::pml_memory_update<R>(space, box, pc, m_psi, m_pml_a, m_pml_b, m_pml_slabs, w);
@@ -342,15 +304,12 @@ void Solver<Storage, Compute>::step_impl() {
     mem.reserve(std::size_t(m_grid.dim));
     for (int a = 0; a < m_grid.dim; ++a) mem.push_back(&m_psi[a]);
     m_memory_halo->exchange(space, mem);
-    for (std::size_t i = 0; i < fused; ++i)
-      detail::pml_fused_update<R>(space, m_pml_update_boxes[i], pc, m_p_old.view(), m_c2dt2.view(), m_psi,
-                                  m_zeta, m_pml_a, m_pml_b, m_pml_slabs, w);
     detail::interior_and_pml_rows_update<R>(space, m_interior, m_pml_row_boxes, m_p.view(), pc,
                                             m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a, m_pml_b,
                                             m_pml_slabs, w, m_pml_rows_memory);
-    for (std::size_t i = fused; i < m_pml_update_boxes.size(); ++i)
-      detail::pml_update<R>(space, m_pml_update_boxes[i], pc, m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta,
-                            m_pml_a, m_pml_b, m_pml_slabs, w);
+    for (const auto& box : m_pml_update_boxes)
+      detail::pml_update<R>(space, box, pc, m_p_old.view(), m_c2dt2.view(), m_psi, m_zeta, m_pml_a, m_pml_b,
+                            m_pml_slabs, w);
   };
   if (!m_has_pml) {
     detail::interior_update<R>(space, m_interior, m_p.view(), m_p_old.view(), m_c2dt2.view(), w);

@@ -36,10 +36,6 @@
 //   block of the interior's rows): the interior's streams have just brought in the lines of p,
 //   p_old and the model beside those rows. Alone, those short rows waited for memory one row at a
 //   time: 27 ns a point in 3D, against 11 for the z slabs' whole rows (docs/performance.md).
-// - The z slabs' psi_x and psi_z memory update runs in their p update's sweep (pml_fused_update),
-//   psi_z R planes ahead of the p update, so the p update reads them back from cache and
-//   p's planes are decoded once for both; where other ranks read those psi (Solver:
-//   m_pml_fused_z) the memory update runs before the psi halo exchange as for the other slabs.
 //
 // Host only: nothing here is compiled for or called from device code.
 #include <seismic/detail/HostStencil.hpp>
@@ -51,7 +47,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -84,19 +79,16 @@ inline long next_ring_epoch() {
 // (rows + 2R) / rows times (x slabs: (nx + 2R) / nx times more) instead of 4R + 1 times (once for
 // each row that reads it), and without the box-wide compute-type copy of p that the CPML kernels
 // read before (decode_box: written to memory and read back, 12 % of a bf16 3D CPML step).
-// Ahead: planes held past k + R (3D), for a memory update that runs that many planes ahead of
-// the p update (pml_fused_update).
-template <class C, int R, int Dim, int Ahead = 0>
+template <class C, int R, int Dim>
 class CpmlRing {
  public:
-  static constexpr int planes = Dim == 3 ? 2 * R + 1 + Ahead : 1;
+  static constexpr int planes = Dim == 3 ? 2 * R + 1 : 1;
 
-  // Makes the ring hold the block's planes k - R .. k + R + Ahead, decoded from p (strides sz, sy)
-  // in launch `epoch`: nothing to do for the plane the ring holds, one plane for the next one, all
-  // of them otherwise. Planes past `last` are not read (the planes ahead near the end of p).
+  // Makes the ring hold the block's planes around k, decoded from p (strides sz, sy) in launch
+  // `epoch`: nothing to do for the plane the ring holds, one plane for the next one, all of them
+  // otherwise.
   template <class S>
-  void at(const S* p, long sz, long sy, long epoch, int x0, int nx, int k, int j0, int j1,
-          int last = std::numeric_limits<int>::max()) {
+  void at(const S* p, long sz, long sy, long epoch, int x0, int nx, int k, int j0, int j1) {
     const bool same = epoch == m_epoch && static_cast<const void*>(p) == m_src && x0 == m_x0 && nx == m_nx &&
                       j0 == m_j0 && j1 == m_j1;
     if (same && k == m_k) return;
@@ -109,11 +101,11 @@ class CpmlRing {
       const S* src = p + kk * sz + (j0 - R) * sy + (x0 - R);
       for (int r = 0; r < m_rows; ++r) decode<C>(src + r * sy, dst + r * m_len, int(m_len));
     };
-    constexpr int dz = Dim == 3 ? R : 0, ahead = Dim == 3 ? Ahead : 0;
+    constexpr int dz = Dim == 3 ? R : 0;
     if (same && Dim == 3 && k == m_k + 1) {
-      if (k + dz + ahead <= last) load(k + dz + ahead);
+      load(k + dz);
     } else {
-      for (int kk = k - dz; kk <= std::min(k + dz + ahead, last); ++kk) load(kk);
+      for (int kk = k - dz; kk <= k + dz; ++kk) load(kk);
     }
     m_epoch = epoch;
     m_src = p;
@@ -124,7 +116,7 @@ class CpmlRing {
     m_k = k;
   }
 
-  // The rows row j of plane k reads (at() called for j's block and a plane that holds k's rows).
+  // The rows row j of plane k reads (at() called for plane k and j's block).
   CpmlRows<C, R> rows(int k, int j) const {
     CpmlRows<C, R> r{};
     const long off = long(j - m_j0 + R) * m_len + R;
@@ -153,9 +145,9 @@ class CpmlRing {
 // Scratch of one thread: the ring of decoded rows of p (storage other than the compute type),
 // the row sum, a row of second derivatives, and p_old's row in the compute type (storage other
 // than it).
-template <class C, int R, int Dim, int Ahead = 0>
+template <class C, int R, int Dim>
 struct CpmlScratch {
-  CpmlRing<C, R, Dim, Ahead> ring;
+  CpmlRing<C, R, Dim> ring;
   std::vector<C> acc, d2, old;
   void reserve(int n) {
     if (acc.size() < std::size_t(n)) {
@@ -179,9 +171,9 @@ inline CpmlRows<C, R> cpml_rows(const C* p, long x, long sy, long sz) {
 
 // The rows of p that row j of plane k (storage offset x) reads: p's own rows in the compute type,
 // else the ring's (CpmlRing::at called for the row's block and plane).
-template <int R, int Dim, class C, class P, int Ahead>
-inline CpmlRows<C, R> rows_of(const P* p, long x, long sy, long sz, const CpmlRing<C, R, Dim, Ahead>& ring,
-                              int k, int j) {
+template <int R, int Dim, class C, class P>
+inline CpmlRows<C, R> rows_of(const P* p, long x, long sy, long sz, const CpmlRing<C, R, Dim>& ring, int k,
+                              int j) {
   if constexpr (std::is_same<P, C>::value) {
     (void)ring;
     (void)k;
@@ -290,8 +282,6 @@ struct MemoryBox {
   RowSplit xs;
   CpmlSlabs slabs;
   long epoch;  // the launch, for the ring of decoded rows (CpmlRing)
-  // The axes updated: bit a for psi_a (an axis left out keeps its psi as it is).
-  unsigned axes = 7;
 };
 
 // The MemoryBox of one box (p: the storage field or its compute-type copy).
@@ -311,50 +301,39 @@ MemoryBox<C, Dim, typename PView::value_type> memory_box(const Box& box, const P
           nx,
           split_row<C>(slabs, 0, x0, nx, 0),
           slabs,
-          next_ring_epoch(),
-          7u};
-}
-
-// The same box updating only the axes in `axes` (bit a: psi_a): x left out is an empty x part.
-template <class C, int Dim, class P>
-MemoryBox<C, Dim, P> memory_axes(MemoryBox<C, Dim, P> b, unsigned axes) {
-  b.axes = axes;
-  if (!(axes & 1u)) b.xs = {0, b.nx};
-  return b;
+          next_ring_epoch()};
 }
 
 // psi_a <- b_a psi_a + a_a dp/dx_a (first_derivative + cpml_memory) for the rows [j0, j1) of
 // plane k, on the parts of each row in axis a's own slab (x: [0, xs.lo) and [xs.hi, n); y and z:
 // the whole row when the row's y / the plane's z is in the slab; elsewhere psi_a stays +0,
-// CpmlSlabs). place: move the ring to plane k first (else the caller has placed it where it holds
-// plane k's rows).
-template <int R, int Dim, class C, class P, int Ahead>
+// CpmlSlabs).
+template <int R, int Dim, class C, class P>
 void memory_rows(const MemoryBox<C, Dim, P>& b, const StencilWeights<C, R>& weights, int k, int j0, int j1,
-                 CpmlScratch<C, R, Dim, Ahead>& scratch, bool place = true) {
+                 CpmlScratch<C, R, Dim>& scratch) {
   constexpr bool decoded = !std::is_same<P, C>::value;
-  if constexpr (decoded)
-    if (place) scratch.ring.at(b.p, b.sz, b.sy, b.epoch, b.x0, b.nx, k, j0, j1);
+  if constexpr (decoded) scratch.ring.at(b.p, b.sz, b.sy, b.epoch, b.x0, b.nx, k, j0, j1);
   const LocalWeights<C, R> w(weights);
   const int n = b.nx;
   const RowSplit x = b.xs;
   const C a2 = Dim == 3 ? b.prof.a[2][k] : C(0), b2 = Dim == 3 ? b.prof.b[2][k] : C(0);
-  const bool do_z = Dim == 3 && (b.axes & 4u) && b.slabs.memory(2, k);
+  const bool do_z = Dim == 3 && b.slabs.memory(2, k);
   const C* const a0 = b.prof.a[0] + b.x0;
   const C* const b0 = b.prof.b[0] + b.x0;
   const bool prefetch = short_row<C>(n);
   for (int j = j0; j < j1; ++j) {
-    const bool do_y = (b.axes & 2u) && b.slabs.memory(1, j);
+    const bool do_y = b.slabs.memory(1, j);
     const long xo = k * b.sz + j * b.sy + b.x0, mx = k * b.psi.sz + j * b.psi.sy + b.x0;
     if (prefetch && j + prefetch_rows_ahead < j1) {
       if constexpr (!decoded) prefetch_span(b.p + xo + prefetch_rows_ahead * b.sy - R, n + 2 * R);
       prefetch_span(b.psi.f[0] + mx + prefetch_rows_ahead * b.psi.sy, n);
     }
-    if (!prefetch && Dim == 3 && (b.axes & 6u)) {  // whole rows: as in update_rows
+    if (!prefetch && Dim == 3) {  // whole rows: as in update_rows
       const auto [ka, ja] = row_ahead(k, j, j0, j1);
       const long pa = ka * b.sz + ja * b.sy + b.x0, ma = ka * b.psi.sz + ja * b.psi.sy + b.x0;
       prefetch_lines(b.p + pa + R * b.sz, n, false);
-      if ((b.axes & 4u) && b.slabs.memory(2, ka)) prefetch_lines(b.psi.f[2] + ma, n, true);
-      if ((b.axes & 2u) && b.slabs.memory(1, ja)) prefetch_lines(b.psi.f[1] + ma, n, true);
+      if (b.slabs.memory(2, ka)) prefetch_lines(b.psi.f[2] + ma, n, true);
+      if (b.slabs.memory(1, ja)) prefetch_lines(b.psi.f[1] + ma, n, true);
     }
     if (x.lo == 0 && x.hi == n && !do_y && !do_z) continue;  // nothing to update
     const auto pr = rows_of<R, Dim>(b.p, xo, b.sy, b.sz, scratch.ring, k, j);
@@ -544,9 +523,9 @@ update_box(const Box& box, const PView& p, const QView& q, const MView& m, const
 // derivative + 0. Per row: the x term into the row sum (the middle and the two x parts), then y,
 // then z, whose loop also does the leapfrog, in place on p_old (storage in the compute type) or
 // on its decoded row, encoded after it.
-template <int R, int Dim, class C, class P, class S, class M, int Ahead>
+template <int R, int Dim, class C, class P, class S, class M>
 void update_rows(const UpdateBox<C, Dim, P, S, M>& b, const StencilWeights<C, R>& weights, int k, int j0,
-                 int j1, CpmlScratch<C, R, Dim, Ahead>& scratch) {
+                 int j1, CpmlScratch<C, R, Dim>& scratch) {
   constexpr bool decoded = !std::is_same<P, C>::value;
   if constexpr (decoded) scratch.ring.at(b.p, b.sz, b.sy, b.epoch, b.x0, b.nx, k, j0, j1);
   const LocalWeights<C, R> w(weights);
@@ -685,14 +664,13 @@ void for_each_row_block(const char* label, const ExecSpace& space, const Box& bo
   });
 }
 
-// axes: bit a to update psi_a (the others are left as they are).
 template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
                        const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
                        const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
-                       const StencilWeights<C, R>& w, unsigned axes = 7u) {
+                       const StencilWeights<C, R>& w) {
   static_assert(is_host_space<ExecSpace>(), "host::pml_memory_update runs on host back-ends only");
-  const auto b = memory_axes(memory_box<Dim, C>(box, p, psi, pa, pb, slabs), axes);
+  const auto b = memory_box<Dim, C>(box, p, psi, pa, pb, slabs);
   const int nx = b.nx;
   for_each_row_block("mantissa::seismic::Solver::step::pml_memory", space, box,
                      [=](const int k, const int j0, const int j1) {
@@ -718,52 +696,6 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
                        scratch.reserve(nx);
                        update_rows<R, Dim>(b, w, k, j0, j1, scratch);
                      });
-}
-
-// A z slab's psi_x and psi_z memory update and its p update in one sweep (3D): psi_z is written
-// R planes ahead of the p update that reads it and psi_x on the rows the p update then reads, so
-// both are read back from cache, not from memory (the separate memory update's psi_z and p came
-// from memory a second time: 7 of the slab's 40 bytes a point in bf16). psi_y, which the rows of
-// other threads' blocks read, is not updated here (the caller updates it before). The caller has
-// made sure that no other rank reads these psi_x and psi_z values this step, nor this box's p
-// update another rank's (Solver: m_pml_fused_z). Each work item is a block of rows swept along the
-// whole box in z (the memory update's planes ahead must be its own); per point the same
-// operations as memory_rows then update_rows, so the same bits.
-template <int R, class ExecSpace, class PView, class QView, class MView, class MemField, class Profile,
-          class C>
-void pml_fused_update(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
-                      const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
-                      const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
-                      const CpmlSlabs& slabs, const StencilWeights<C, R>& w) {
-  static_assert(is_host_space<ExecSpace>(), "host::pml_fused_update runs on host back-ends only");
-  constexpr int Dim = 3;
-  if (box.empty()) return;
-  const auto u = update_box<R, Dim, C>(box, p, q, m, psi, zeta, pa, pb, slabs);
-  auto mx = memory_axes(memory_box<Dim, C>(box, p, psi, pa, pb, slabs), 1u);
-  auto mz = memory_axes(memory_box<Dim, C>(box, p, psi, pa, pb, slabs), 4u);
-  mx.epoch = mz.epoch = u.epoch;  // one ring for the three: p is the same
-  const int nx = u.nx, y0 = box.lo[1], y1 = box.hi[1], z0 = box.lo[2], z1 = box.hi[2];
-  const int want = 4 * std::max(int(space.concurrency()), 1);
-  const int block = std::max(1, std::min(tile_rows, (y1 - y0) / want));
-  const int blocks = (y1 - y0 + block - 1) / block;
-  Kokkos::parallel_for("mantissa::seismic::Solver::step::pml_fused",
-                       Kokkos::RangePolicy<ExecSpace>(space, 0, blocks), [=](const int task) {
-                         // One ring of the decoded planes k - R .. k + 2R, for the p update of plane k
-                         // and psi_z's R planes ahead: each plane decoded once.
-                         thread_local CpmlScratch<C, R, Dim, R> s;
-                         s.reserve(nx);
-                         const int j0 = y0 + task * block, j1 = std::min(y1, j0 + block);
-                         for (int k = z0; k < z1; ++k) {
-                           if constexpr (!std::is_same<typename PView::value_type, C>::value)
-                             s.ring.at(u.p, u.sz, u.sy, u.epoch, u.x0, u.nx, k, j0, j1, z1 - 1 + R);
-                           if (k == z0)
-                             for (int kk = z0; kk < std::min(z1, z0 + R); ++kk)
-                               memory_rows<R, Dim>(mz, w, kk, j0, j1, s, false);
-                           if (k + R < z1) memory_rows<R, Dim>(mz, w, k + R, j0, j1, s, false);
-                           memory_rows<R, Dim>(mx, w, k, j0, j1, s);
-                           update_rows<R, Dim>(u, w, k, j0, j1, s);
-                         }
-                       });
 }
 
 // The CPML p update of up to two boxes as interior_update's `after` (HostStencil.hpp): the rows

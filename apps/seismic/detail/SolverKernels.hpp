@@ -128,22 +128,21 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
 // (CpmlSlabs: elsewhere psi_a stays +0). The dimension is a template argument: with a run-time
 // test the conditional z update kept GCC from vectorising the x loop at all, and the CPML boxes
 // cost 8x the interior per point.
-// axes: bit a to update psi_a (the others are left as they are).
 template <int R, int Dim, class ExecSpace, class PView, class MemField, class Profile, class C>
 void pml_memory_update_dim(const ExecSpace& space, const Box& box, const PView& p,
                            const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
                            const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
-                           const StencilWeights<C, R>& w, unsigned axes = 7u) {
+                           const StencilWeights<C, R>& w) {
   const auto psi0 = psi[0].view(), psi1 = psi[1].view(), psi2 = psi[2].view();
   const auto a0 = pa[0], a1 = pa[1], a2 = pa[2], b0 = pb[0], b1 = pb[1], b2 = pb[2];
   constexpr int dim = Dim;
   for_each_point(
       "mantissa::seismic::Solver::step::pml_memory", space, box, KOKKOS_LAMBDA(int k, int j, int i) {
-        if ((axes & 1u) && slabs.memory(0, i))
+        if (slabs.memory(0, i))
           psi0(k, j, i) = cpml_memory<C>(psi0(k, j, i), a0(i), b0(i), first_derivative<R>(p, 0, k, j, i, w));
-        if ((axes & 2u) && slabs.memory(1, j))
+        if (slabs.memory(1, j))
           psi1(k, j, i) = cpml_memory<C>(psi1(k, j, i), a1(j), b1(j), first_derivative<R>(p, 1, k, j, i, w));
-        if (dim == 3 && (axes & 4u) && slabs.memory(2, k))
+        if (dim == 3 && slabs.memory(2, k))
           psi2(k, j, i) = cpml_memory<C>(psi2(k, j, i), a2(k), b2(k), first_derivative<R>(p, 2, k, j, i, w));
       });
 }
@@ -170,24 +169,6 @@ void pml_memory_update(const ExecSpace& space, const Box& box, const PView& p,
     pml_memory_update_dim<R, 3>(space, box, p, psi, pa, pb, slabs, w);
   else
     pml_memory_update_dim<R, 2>(space, box, p, psi, pa, pb, slabs, w);
-}
-
-// The memory update of the axes in `axes` only (bit a: psi_a), with the kernel of the back-end.
-template <int R, class ExecSpace, class PView, class MemField, class Profile, class C>
-void pml_memory_update_axes(const ExecSpace& space, const Box& box, const PView& p,
-                            const std::array<MemField, 3>& psi, const std::array<Profile, 3>& pa,
-                            const std::array<Profile, 3>& pb, const CpmlSlabs& slabs,
-                            const StencilWeights<C, R>& w, unsigned axes) {
-  if constexpr (is_host_space<ExecSpace>()) {
-    if (w.dim == 3)
-      host::pml_memory_update<R, 3>(space, box, p, psi, pa, pb, slabs, w, axes);
-    else
-      host::pml_memory_update<R, 2>(space, box, p, psi, pa, pb, slabs, w, axes);
-  } else if (w.dim == 3) {
-    pml_memory_update_dim<R, 3>(space, box, p, psi, pa, pb, slabs, w, axes);
-  } else {
-    pml_memory_update_dim<R, 2>(space, box, p, psi, pa, pb, slabs, w, axes);
-  }
 }
 
 // The CPML update of p on a PML box (Pasalic and McGarry 2010), zeta updated on the way; an
@@ -261,27 +242,6 @@ void pml_update(const ExecSpace& space, const Box& box, const PView& p, const QV
     pml_update_dim<R, 3>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
   else
     pml_update_dim<R, 2>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
-}
-
-// psi_x's and psi_z's memory update (psi_y left as it is) and the CPML p update of a 3D z slab:
-// on host back-ends in one sweep (host::pml_fused_update: psi read back from cache), elsewhere
-// the kernels one after the other. Only when no other rank reads these psi values this step and
-// the box's p update reads no other rank's (Solver's m_pml_fused_z): the memory update then runs
-// after the psi halo exchange. The same arithmetic per point either way, so the same bits.
-template <int R, class ExecSpace, class PView, class QView, class MView, class MemField, class Profile,
-          class C>
-void pml_fused_update(const ExecSpace& space, const Box& box, const PView& p, const QView& q, const MView& m,
-                      const std::array<MemField, 3>& psi, const std::array<MemField, 3>& zeta,
-                      const std::array<Profile, 3>& pa, const std::array<Profile, 3>& pb,
-                      const CpmlSlabs& slabs, const StencilWeights<C, R>& w) {
-  if constexpr (is_host_space<ExecSpace>()) {
-    if (w.dim == 3) {
-      host::pml_fused_update<R>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
-      return;
-    }
-  }
-  pml_memory_update_axes<R>(space, box, p, psi, pa, pb, slabs, w, 5u);
-  pml_update<R>(space, box, p, q, m, psi, zeta, pa, pb, slabs, w);
 }
 
 // The interior update and the CPML p update of `rows`: boxes whose rows continue the interior's
