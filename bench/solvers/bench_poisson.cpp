@@ -148,10 +148,13 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
   // p = z + b p (z, and x and p read and written: 32)
   double t_dots = 0.0, t_dot1 = 0.0, t_dir = 0.0, t_ap64 = 0.0, t_fold = 0.0;
   {
-    using V = mantissa::solvers::detail::View3<double, Kokkos::HostSpace>;
-    const auto e0 = d.x.view().extent(0), e1 = d.x.view().extent(1), e2 = d.x.view().extent(2);
-    V r("mantissa::bench::r", e0, e1, e2), ap("mantissa::bench::ap", e0, e1, e2),
-        p("mantissa::bench::p", e0, e1, e2), xk("mantissa::bench::xk", e0, e1, e2);
+    // the CG's fp64 fields as the solver allocates them (rows aligned), on the level's ghosts
+    const int g = d.x.ghost(0);
+    const std::size_t al = mantissa::solvers::detail::row_align_bytes;
+    // (the Fields own the memory of their aligned views: they stay in scope)
+    const Field<double> fr("mantissa::bench::r", decomp, g, al), fap("mantissa::bench::ap", decomp, g, al),
+        fp("mantissa::bench::p", decomp, g, al), fxk("mantissa::bench::xk", decomp, g, al);
+    const auto &r = fr.view(), &ap = fap.view(), &p = fp.view(), &xk = fxk.view();
     Kokkos::deep_copy(r, 0.25);
     Kokkos::deep_copy(ap, 0.5);
     Kokkos::deep_copy(p, 0.125);

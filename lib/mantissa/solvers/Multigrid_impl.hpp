@@ -190,10 +190,11 @@ void Multigrid<M>::set_precisions(const std::vector<Precision>& per_level) {
     auto make = [&](auto tag) {
       using T = decltype(tag);
       LevelData<T> d;
-      d.x = Field<T, M>("mantissa::solvers::Multigrid::x", *lv.decomp, ghost_width);
-      d.x2 = Field<T, M>("mantissa::solvers::Multigrid::x2", *lv.decomp, ghost_width);
-      d.f = Field<T, M>("mantissa::solvers::Multigrid::f", *lv.decomp, ghost_width);
-      d.r = Field<T, M>("mantissa::solvers::Multigrid::r", *lv.decomp, ghost_width);
+      d.x = Field<T, M>("mantissa::solvers::Multigrid::x", *lv.decomp, ghost_width, detail::row_align_bytes);
+      d.x2 =
+          Field<T, M>("mantissa::solvers::Multigrid::x2", *lv.decomp, ghost_width, detail::row_align_bytes);
+      d.f = Field<T, M>("mantissa::solvers::Multigrid::f", *lv.decomp, ghost_width, detail::row_align_bytes);
+      d.r = Field<T, M>("mantissa::solvers::Multigrid::r", *lv.decomp, ghost_width, detail::row_align_bytes);
       d.faces = std::make_shared<HaloExchange<T, M>>(*lv.decomp, ghost_width, 1, HaloPattern::faces);
       d.full = std::make_shared<HaloExchange<T, M>>(*lv.decomp, ghost_width, 1, HaloPattern::full);
       lv.data = std::move(d);

@@ -38,12 +38,12 @@ template <class K>
 void PoissonSolver<L, M>::allocate(Work<K>& w) {
   if (w.b.view().size() > 0) return;
   const std::string base = "mantissa::solvers::PoissonSolver::";
-  w.b = Field<K, M>(base + "b", *m_decomp, 1);
-  w.x = Field<K, M>(base + "x", *m_decomp, 1);
-  w.r = Field<K, M>(base + "r", *m_decomp, 1);
-  w.p = Field<K, M>(base + "p", *m_decomp, 1);
-  w.ap = Field<K, M>(base + "ap", *m_decomp, 1);
-  w.z = Field<K, M>(base + "z", *m_decomp, 1);
+  w.b = Field<K, M>(base + "b", *m_decomp, 1, detail::row_align_bytes);
+  w.x = Field<K, M>(base + "x", *m_decomp, 1, detail::row_align_bytes);
+  w.r = Field<K, M>(base + "r", *m_decomp, 1, detail::row_align_bytes);
+  w.p = Field<K, M>(base + "p", *m_decomp, 1, detail::row_align_bytes);
+  w.ap = Field<K, M>(base + "ap", *m_decomp, 1, detail::row_align_bytes);
+  w.z = Field<K, M>(base + "z", *m_decomp, 1, detail::row_align_bytes);
   w.halo = std::make_shared<HaloExchange<K, M>>(*m_decomp, 1, 1, HaloPattern::faces);
 }
 

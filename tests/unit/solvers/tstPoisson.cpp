@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 
 namespace {
@@ -336,6 +337,56 @@ TEST(PoissonSolver, BadOptionsAreNamed) {
   g.periodic = {true, false, false};
   Decomposition decomp(MPI_COMM_WORLD, g);
   EXPECT_THROW(Multigrid<>(decomp, m.bc, MultigridOptions{}), mantissa::Error);
+}
+
+// The solvers' fields (Field's row alignment): the first owned point of every row on the
+// boundary asked for, the index arithmetic of an unaligned field, the label kept, and an
+// alignment that is not a power of two refused with the field's name.
+template <class T>
+void expect_aligned_rows(std::size_t align, int ghost, std::array<std::int64_t, 3> n) {
+  Grid g;
+  g.dim = 3;
+  g.n = n;
+  Decomposition decomp(MPI_COMM_WORLD, g);
+  Field<T> f("aligned", decomp, ghost, align), plain("plain", decomp, ghost);
+  const auto& v = f.view();
+  EXPECT_EQ(f.label(), "aligned");
+  ASSERT_EQ(v.extent(0), plain.view().extent(0));
+  ASSERT_EQ(v.extent(1), plain.view().extent(1));
+  EXPECT_GE(v.extent(2), plain.view().extent(2));
+  EXPECT_EQ(v.extent(2) * sizeof(T) % align, 0u) << "rows padded to whole lines";
+  EXPECT_LT(v.extent(2) - plain.view().extent(2), align / sizeof(T));
+  for (std::size_t k = 0; k < v.extent(0); ++k)
+    for (std::size_t j = 0; j < v.extent(1); ++j)
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(&v(k, j, std::size_t(ghost))) % align, 0u)
+          << "row " << k << " " << j << " of a " << sizeof(T) << "-byte field, ghost " << ghost;
+  const auto st = f.storage(mantissa::OwnedIndex{{2, 1, 0}});
+  EXPECT_EQ(st[0], 2 + ghost);
+  EXPECT_EQ(st[2], ghost);
+  // the storage is zeroed like an unaligned field's, and writes land where the index says
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  for (std::size_t k = 0; k < h.extent(0); ++k)
+    for (std::size_t j = 0; j < h.extent(1); ++j)
+      for (std::size_t i = 0; i < h.extent(2); ++i) ASSERT_EQ(double(h(k, j, i)), 0.0);
+}
+
+TEST(Field, AlignedRowsStartOnTheLine) {
+  expect_aligned_rows<double>(64, 1, {13, 7, 5});
+  expect_aligned_rows<double>(64, 4, {256, 3, 2});
+  expect_aligned_rows<float>(64, 1, {17, 4, 3});
+  expect_aligned_rows<mantissa::fp16>(64, 2, {33, 3, 3});
+  expect_aligned_rows<double>(128, 3, {9, 3, 2});
+  Grid g;
+  g.dim = 3;
+  g.n = {8, 8, 8};
+  Decomposition decomp(MPI_COMM_WORLD, g);
+  try {
+    Field<double> bad("bad_field", decomp, 1, 48);
+    FAIL() << "48-byte alignment accepted";
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_field"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("48"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

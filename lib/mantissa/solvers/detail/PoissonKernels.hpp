@@ -46,6 +46,11 @@ using pair_compute_t =
 template <class T, class M>
 using View3 = Kokkos::View<T***, Kokkos::LayoutRight, M>;
 
+// The solvers' fields start every row's first owned point on a cache line (Field's row
+// alignment): the 7-point rows then load and store whole lines. Measured at 256^3 doubles, one
+// Zen 5 core: a plain residual loop 13-14 GB/s with rows one double off a line, 18-19 aligned.
+inline constexpr std::size_t row_align_bytes = 64;
+
 // A box of storage positions [lo, hi) per axis (x, y, z).
 struct Box {
   std::array<std::int64_t, 3> lo{0, 0, 0}, hi{1, 1, 1};
