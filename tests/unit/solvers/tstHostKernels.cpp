@@ -301,9 +301,10 @@ void check_kernels(const Case& c) {
 // Rows of 71 cells take two 32-cell blocks of the AVX-512 fp32 sweep, a 16-cell block and a
 // scalar tail, in either colour. 40 and 33 cells give a scalar tail after the 16-cell blocks in
 // one colour or both; the 3D cases check the colour passes swept over the planes together
-// (host::rbgs_passes) on 4 to 11 planes.
-const Case k_cases[] = {{3, {13, 11, 9}}, {3, {16, 8, 6}}, {3, {71, 5, 4}}, {3, {40, 7, 9}},
-                        {3, {33, 6, 7}},  {2, {15, 9, 1}}, {2, {32, 17, 1}}};
+// (host::rbgs_passes) on 4 to 11 planes. Rows of 512 doubles make the fp64 residual's tiles 21
+// rows (host::stencil_tile_rows), so 45 rows are three tiles, the last one short.
+const Case k_cases[] = {{3, {13, 11, 9}}, {3, {16, 8, 6}}, {3, {71, 5, 4}},  {3, {40, 7, 9}},
+                        {3, {33, 6, 7}},  {2, {15, 9, 1}}, {2, {32, 17, 1}}, {3, {512, 45, 3}}};
 
 // The multigrid's host row kernels run where its levels live in host memory. A device build
 // (CUDA, HIP) keeps them in device memory and runs the point-wise forms only, which the solver

@@ -419,6 +419,39 @@ inline void rbgs_row_fast(T* x, const T* ym, const T* yp, const T* zm, const T* 
 }
 #endif
 
+// Runs body(k, j) for the rows (k, j) of b in tiles of `tile` rows along y, each tile swept
+// along z. A 7-point stencil reads three planes of
+// its input: at 256^3 in fp64 three whole planes (1.5 MiB) do not stay in a 1 MiB L2, so each
+// plane came from beyond L2 three times, where three planes of a tile stay (stencil_tile_rows).
+// Work items are tiles x segments of z, enough of them for every thread.
+template <class Exec, class Body>
+void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Body& body) {
+  const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
+  if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
+  tile = std::max<std::int64_t>(1, std::min(tile, ny));
+  const std::int64_t tiles = (ny + tile - 1) / tile;
+  const std::int64_t want = 4 * std::max(1, int(space.concurrency()));
+  const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
+  const std::int64_t per = (nz + segments - 1) / segments;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
+                       [=](const std::int64_t item) {
+                         const std::int64_t t = item % tiles, sg = item / tiles;
+                         const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
+                         const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
+                         for (std::int64_t k = k0; k < k1; ++k)
+                           for (std::int64_t j = j0; j < j1; ++j) body(k, j);
+                       });
+}
+
+// Rows of a tile for a stencil over rows of n values of type T: three planes of the tile in
+// about 256 KiB, a quarter of the smallest L2 in sight (Zen 3-5: 512 KiB-1 MiB a core); 42 rows
+// for a 256-row of doubles. 32 and 42 rows ran alike, 16 and 8 slower (docs/performance.md).
+template <class T>
+inline std::int64_t stencil_tile_rows(std::int64_t n) {
+  return std::max<std::int64_t>(
+      4, std::int64_t(256 * 1024) / (3 * std::max<std::int64_t>(n, 1) * std::int64_t(sizeof(T))));
+}
+
 // ---- kernels -----------------------------------------------------------------------------
 
 // The inverse diagonal of row (k, j) (storage indices) away from the x faces, as
@@ -483,6 +516,32 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
   T* const xp = x.data();
   const T* const fp = f.data();
   T* const rp = r.data();
+  if constexpr (std::is_same<T, C>::value && std::is_same<T, double>::value) {
+    if (s.is3d) {
+      // fp64 3D: tiles of rows swept along z, so three planes of a tile stay in L2 (with rows
+      // starting on a cache line, a stand-alone loop gained 18-19 -> 20-23 GB/s at 256^3;
+      // docs/performance.md, 2026-12-07). Same operations per cell, so the same bits.
+      const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+      for_rows_tiled("mantissa::solvers::Multigrid::residual", space, b, stencil_tile_rows<T>(n),
+                     [=](std::int64_t k, std::int64_t j) {
+                       const std::int64_t o = at(x, k, j, x0);
+                       mirror_row(s, xp + o, x0, n);
+                       const C* KOKKOS_RESTRICT xr = xp + o;
+                       const C* KOKKOS_RESTRICT ym = xr - sy;
+                       const C* KOKKOS_RESTRICT yp = xr + sy;
+                       const C* KOKKOS_RESTRICT zm = xr - sz;
+                       const C* KOKKOS_RESTRICT zp = xr + sz;
+                       const C* KOKKOS_RESTRICT fr = fp + o;
+                       C* KOKKOS_RESTRICT out = rp + o;
+                       MANTISSA_SOLVERS_IVDEP
+                       for (std::int64_t i = 0; i < n; ++i)
+                         out[i] =
+                             fr[i] - d * xr[i] +
+                             (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+                     });
+      return;
+    }
+  }
   for_rows(
       "mantissa::solvers::Multigrid::residual", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
       [=] { return Rows<C, 8>(n + 2); },

@@ -62,39 +62,6 @@ void reduce_rows(const char* label, const Exec& space, const Box& b, const Make&
       result);
 }
 
-// Runs body(k, j) for the rows (k, j) of b in tiles of `tile` rows along y, each tile swept
-// along z. A 7-point stencil reads three planes of
-// its input: at 256^3 in fp64 three whole planes (1.5 MiB) do not stay in a 1 MiB L2, so each
-// plane came from beyond L2 three times, where three planes of a tile stay (stencil_tile_rows).
-// Work items are tiles x segments of z, enough of them for every thread.
-template <class Exec, class Body>
-void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Body& body) {
-  const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
-  if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
-  tile = std::max<std::int64_t>(1, std::min(tile, ny));
-  const std::int64_t tiles = (ny + tile - 1) / tile;
-  const std::int64_t want = 4 * std::max(1, int(space.concurrency()));
-  const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
-  const std::int64_t per = (nz + segments - 1) / segments;
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
-                       [=](const std::int64_t item) {
-                         const std::int64_t t = item % tiles, sg = item / tiles;
-                         const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
-                         const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
-                         for (std::int64_t k = k0; k < k1; ++k)
-                           for (std::int64_t j = j0; j < j1; ++j) body(k, j);
-                       });
-}
-
-// Rows of a tile for a stencil over rows of n values of type T: three planes of the tile in
-// about 256 KiB, a quarter of the smallest L2 in sight (Zen 3-5: 512 KiB-1 MiB a core); 42 rows
-// for a 256-row of doubles. 32 and 42 rows ran alike, 16 and 8 slower (docs/performance.md).
-template <class T>
-inline std::int64_t stencil_tile_rows(std::int64_t n) {
-  return std::max<std::int64_t>(
-      4, std::int64_t(256 * 1024) / (3 * std::max<std::int64_t>(n, 1) * std::int64_t(sizeof(T))));
-}
-
 // A vector written whole in one pass and not read again before several others of its size have
 // been through the caches (the CG's A p: read by the r update, the preconditioner in between)
 // is stored past the caches from this size on: a store that misses first reads the line (read
