@@ -12,9 +12,9 @@
 // nothing reads for its value. Index arithmetic is unchanged (storage = owned + ghost); code that
 // needs the owned row length takes it from extent(), never from view().extent(2). The Field
 // owns the memory of an aligned view (the view itself does not count references): keep the Field
-// alive while its view is in use. Measured: a
-// 7-point residual over 256^3 doubles ran at 18-19 GB/s with aligned rows against 13-14 with
-// rows one double off a cache line (docs/performance.md, 2026-12-07).
+// alive while its view is in use. Measured: a 7-point residual over 256^3 doubles ran at 18-19
+// GB/s with aligned rows against 13-14 with rows one double off a cache line
+// (docs/performance.md, 2026-12-07).
 #include <mantissa/core/Error.hpp>
 #include <mantissa/mesh/Decomposition.hpp>
 
