@@ -363,7 +363,7 @@ void expect_aligned_rows(std::size_t align, int ghost, std::array<std::int64_t, 
   const auto st = f.storage(mantissa::OwnedIndex{{2, 1, 0}});
   EXPECT_EQ(st[0], 2 + ghost);
   EXPECT_EQ(st[2], ghost);
-  // the storage is zeroed like an unaligned field's, and writes land where the index says
+  // the storage (padding included) is zeroed like an unaligned field's
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   for (std::size_t k = 0; k < h.extent(0); ++k)
     for (std::size_t j = 0; j < h.extent(1); ++j)

@@ -424,8 +424,9 @@ inline void rbgs_row_fast(T* x, const T* ym, const T* yp, const T* zm, const T* 
 // its input: at 256^3 in fp64 three whole planes (1.5 MiB) do not stay in a 1 MiB L2, so each
 // plane came from beyond L2 three times, where three planes of a tile stay (stencil_tile_rows).
 // Work items are tiles x segments of z, enough of them for every thread.
-template <class Exec, class Body>
-void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Body& body) {
+template <class Exec, class Make, class Body>
+void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Make& make,
+                    const Body& body) {
   const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
   if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
   tile = std::max<std::int64_t>(1, std::min(tile, ny));
@@ -438,9 +439,19 @@ void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int
                          const std::int64_t t = item % tiles, sg = item / tiles;
                          const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
                          const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
+                         auto scratch = make();
                          for (std::int64_t k = k0; k < k1; ++k)
-                           for (std::int64_t j = j0; j < j1; ++j) body(k, j);
+                           for (std::int64_t j = j0; j < j1; ++j) body(k, j, scratch);
                        });
+}
+
+// The same without scratch: body(k, j).
+template <class Exec, class Body>
+void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Body& body) {
+  struct None {};
+  for_rows_tiled(
+      label, space, b, tile, [] { return None{}; },
+      [=](std::int64_t k, std::int64_t j, None&) { body(k, j); });
 }
 
 // Rows of a tile for a stencil over rows of n values of type T: three planes of the tile in
@@ -516,73 +527,55 @@ void residual(const Exec& space, const Box& b, const S& s, const View3<T, M>& x,
   T* const xp = x.data();
   const T* const fp = f.data();
   T* const rp = r.data();
-  if constexpr (std::is_same<T, C>::value && std::is_same<T, double>::value) {
-    if (s.is3d) {
-      // fp64 3D: tiles of rows swept along z, so three planes of a tile stay in L2 (with rows
-      // starting on a cache line, a stand-alone loop gained 18-19 -> 20-23 GB/s at 256^3;
-      // docs/performance.md, 2026-12-07). Same operations per cell, so the same bits.
-      const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
-      for_rows_tiled("mantissa::solvers::Multigrid::residual", space, b, stencil_tile_rows<T>(n),
-                     [=](std::int64_t k, std::int64_t j) {
-                       const std::int64_t o = at(x, k, j, x0);
-                       mirror_row(s, xp + o, x0, n);
-                       const C* KOKKOS_RESTRICT xr = xp + o;
-                       const C* KOKKOS_RESTRICT ym = xr - sy;
-                       const C* KOKKOS_RESTRICT yp = xr + sy;
-                       const C* KOKKOS_RESTRICT zm = xr - sz;
-                       const C* KOKKOS_RESTRICT zp = xr + sz;
-                       const C* KOKKOS_RESTRICT fr = fp + o;
-                       C* KOKKOS_RESTRICT out = rp + o;
-                       MANTISSA_SOLVERS_IVDEP
-                       for (std::int64_t i = 0; i < n; ++i)
-                         out[i] =
-                             fr[i] - d * xr[i] +
-                             (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
-                     });
+  // fp64 3D: tiles of rows swept along z, so three planes of a tile stay in L2 (with rows
+  // starting on a cache line the fp64 residual went from 52-56 to 62-73 % of the triad at 256^3;
+  // docs/performance.md, 2026-12-07); otherwise plane order, the next rows' streams asked for
+  // ahead. The same row body either way, so the same bits.
+  const bool tiled = std::is_same<T, double>::value && s.is3d;
+  const auto make = [=] { return Rows<C, 8>(n + 2); };
+  const auto row = [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
+    const std::int64_t o = at(x, k, j, x0);
+    mirror_row(s, xp + o, x0, n);
+    if (!tiled) {
+      const std::int64_t oa = o + rows_ahead * sy;
+      prefetch_row(xp, x.span(), oa + (s.is3d ? sz : 0), n, false);
+      prefetch_row(fp, f.span(), oa, n, false);
+      prefetch_row(rp, r.span(), oa, n, true);
+    }
+#ifdef MANTISSA_HOST_AVX2_F16C
+    if constexpr (fused16<T> && std::is_same<C, float>::value) {
+      const T* const c = xp + o;
+      if (s.is3d)
+        residual_row16<true>(c, c - sy, c + sy, c - sz, c + sz, fp + o, rp + o, n, s.diag, s.cx, s.cy, s.cz);
+      else
+        residual_row16<false>(c, c - sy, c + sy, c, c, fp + o, rp + o, n, s.diag, s.cx, s.cy, s.cz);
       return;
     }
-  }
-  for_rows(
-      "mantissa::solvers::Multigrid::residual", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1],
-      [=] { return Rows<C, 8>(n + 2); },
-      [=](std::int64_t k, std::int64_t j, Rows<C, 8>& rows) {
-        const std::int64_t o = at(x, k, j, x0);
-        mirror_row(s, xp + o, x0, n);
-        const std::int64_t oa = o + rows_ahead * sy;
-        prefetch_row(xp, x.span(), oa + (s.is3d ? sz : 0), n, false);
-        prefetch_row(fp, f.span(), oa, n, false);
-        prefetch_row(rp, r.span(), oa, n, true);
-#ifdef MANTISSA_HOST_AVX2_F16C
-        if constexpr (fused16<T> && std::is_same<C, float>::value) {
-          const T* const c = xp + o;
-          if (s.is3d)
-            residual_row16<true>(c, c - sy, c + sy, c - sz, c + sz, fp + o, rp + o, n, s.diag, s.cx, s.cy,
-                                 s.cz);
-          else
-            residual_row16<false>(c, c - sy, c + sy, c, c, fp + o, rp + o, n, s.diag, s.cx, s.cy, s.cz);
-          return;
-        }
 #endif
-        const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
-        const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
-        const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
-        const C* KOKKOS_RESTRICT fr = rows.get(3, fp + o, n);
-        C* KOKKOS_RESTRICT out = std::is_same<T, C>::value ? reinterpret_cast<C*>(rp + o) : rows.scratch(4);
-        const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
-        if (s.is3d) {
-          const C* KOKKOS_RESTRICT zm = rows.get(5, xp + o - sz, n);
-          const C* KOKKOS_RESTRICT zp = rows.get(6, xp + o + sz, n);
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i)
-            out[i] = fr[i] - d * xr[i] +
-                     (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
-        } else {
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i)
-            out[i] = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + C(0));
-        }
-        if constexpr (!std::is_same<T, C>::value) encode<T>(out, rp + o, n);
-      });
+    const C* KOKKOS_RESTRICT xr = rows.get(0, xp + o - 1, n + 2) + 1;
+    const C* KOKKOS_RESTRICT ym = rows.get(1, xp + o - sy, n);
+    const C* KOKKOS_RESTRICT yp = rows.get(2, xp + o + sy, n);
+    const C* KOKKOS_RESTRICT fr = rows.get(3, fp + o, n);
+    C* KOKKOS_RESTRICT out = std::is_same<T, C>::value ? reinterpret_cast<C*>(rp + o) : rows.scratch(4);
+    const C cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+    if (s.is3d) {
+      const C* KOKKOS_RESTRICT zm = rows.get(5, xp + o - sz, n);
+      const C* KOKKOS_RESTRICT zp = rows.get(6, xp + o + sz, n);
+      MANTISSA_SOLVERS_IVDEP
+      for (std::int64_t i = 0; i < n; ++i)
+        out[i] =
+            fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + cz * (zm[i] + zp[i]));
+    } else {
+      MANTISSA_SOLVERS_IVDEP
+      for (std::int64_t i = 0; i < n; ++i)
+        out[i] = fr[i] - d * xr[i] + (cx * (xr[i - 1] + xr[i + 1]) + cy * (ym[i] + yp[i]) + C(0));
+    }
+    if constexpr (!std::is_same<T, C>::value) encode<T>(out, rp + o, n);
+  };
+  if (tiled)
+    for_rows_tiled("mantissa::solvers::Multigrid::residual", space, b, stencil_tile_rows<T>(n), make, row);
+  else
+    for_rows("mantissa::solvers::Multigrid::residual", space, b.lo[2], b.hi[2], b.lo[1], b.hi[1], make, row);
 }
 
 // One colour of red-black Gauss-Seidel along row (k, j) (see detail::rbgs). The update of every
