@@ -180,12 +180,18 @@ void check_kernels(const Case& c) {
         sd::rbgs(host, lv.place, s, d.x.view(), d.f.view(), colour);
       }
       auto want = copy_of(d.x.view());
-      Kokkos::deep_copy(d.x.view(), xh);
-      mg.fill_ghosts(lv, d, d.x, false, false, true);
-      sd::rbgs_passes(host, lv.place, s, d.x.view(), d.f.view(), colours.data(), int(colours.size()),
-                      lv.mirror);
-      auto got = copy_of(d.x.view());
-      bad += compare(tag + " rbgs_passes of " + std::to_string(colours.size()), got, want, b);
+      // tile 0: as the solver runs it; then tiles of rows, the smallest the sweep takes (one row
+      // for the first tile's last pass) and two more rows
+      const std::int64_t m = std::int64_t(colours.size());
+      for (const std::int64_t tile : {std::int64_t(0), m, m + 2}) {
+        Kokkos::deep_copy(d.x.view(), xh);
+        mg.fill_ghosts(lv, d, d.x, false, false, true);
+        sd::rbgs_passes(host, lv.place, s, d.x.view(), d.f.view(), colours.data(), int(m), lv.mirror, tile);
+        auto got = copy_of(d.x.view());
+        bad += compare(
+            tag + " rbgs_passes of " + std::to_string(m) + ", tiles of " + std::to_string(tile) + " rows",
+            got, want, b);
+      }
     }
   }
   // the ghost layers of the y and z faces (whole rows on hosts), every sign and side, against

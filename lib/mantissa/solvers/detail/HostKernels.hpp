@@ -320,38 +320,55 @@ inline void rbgs_row_fast(T* x, const T* ym, const T* yp, const T* zm, const T* 
     // sums. Same operations per cell in the same order. fp32 colour pair at 256^3 on a Xeon:
     // 32-34 -> 26 ms (docs/performance.md, 2026-12-05). The same for fp16 (one F16C conversion
     // per 16 cells) was slower than the 256-bit loop there (27 against 25-27 ms) and is not used.
+    // Blocks start at cells 0, 32, 64, .. whatever the colour, so with rows that start on a
+    // cache line (Field's align_bytes) every load and store is on a line of its own: the
+    // colour's cells are the even lanes (e0 = 0) or the odd ones (e0 = 1). Blocks starting at
+    // cell e0 put every load and store of half the rows across two lines, and those rows ran
+    // 13 % slower (docs/performance.md, 2026-12-07).
     const __m512 wd = _mm512_set1_ps(d), wx = _mm512_set1_ps(cx), wy = _mm512_set1_ps(cy),
                  wz = _mm512_set1_ps(cz), wi = _mm512_set1_ps(inv);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    // [cell -1 (the block before's last odd cell), 1, 3, .., 29]: lane 0 from the second source
+    const __m512i mine = e0 == 0 ? even : odd, other = e0 == 0 ? odd : even;
+    // e0 = 0, the left neighbours: [cell -1 (the block before's last odd cell), 1, 3, .., 29]
     const __m512i left16 = _mm512_setr_epi32(31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    // e0 = 1, the right neighbours: [2, 4, .., 30, cell 32 (the next block's first)]
+    const __m512i right16 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
     const __m512i to_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i to_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     // the colour's cells of row1 + row2 (each cell's sum as the 256-bit loop adds them)
     const auto colour_sum = [&](const T* row1, const T* row2) {
-      return _mm512_permutex2var_ps(_mm512_add_ps(_mm512_loadu_ps(row1), _mm512_loadu_ps(row2)), even,
+      return _mm512_permutex2var_ps(_mm512_add_ps(_mm512_loadu_ps(row1), _mm512_loadu_ps(row2)), mine,
                                     _mm512_add_ps(_mm512_loadu_ps(row1 + 16), _mm512_loadu_ps(row2 + 16)));
     };
-    __m512 prev16 = _mm512_set1_ps(float(x[e0 - 1]));
-    for (; e0 + 2 * m + 31 <= n; m += 16) {  // cells e0 + 2m .. e0 + 2m + 31 (n: the ghost)
-      const std::int64_t i = e0 + 2 * m;
+    __m512 prev16 = _mm512_set1_ps(float(x[-1]));
+    // cells i .. i + 31 and, for e0 = 1, cell i + 32 (n: the ghost); the colour's first is e0 + 2m
+    for (; e0 + 2 * m + 31 <= n; m += 16) {
+      const std::int64_t i = 2 * m;
       const __m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
-      const __m512 xc = _mm512_permutex2var_ps(a, even, b), xr = _mm512_permutex2var_ps(a, odd, b);
-      const __m512 xl = _mm512_permutex2var_ps(xr, left16, prev16);
-      prev16 = xr;
+      const __m512 xc = _mm512_permutex2var_ps(a, mine, b), xo = _mm512_permutex2var_ps(a, other, b);
+      __m512 xl, xr;
+      if (e0 == 0) {
+        xr = xo;
+        xl = _mm512_permutex2var_ps(xo, left16, prev16);
+        prev16 = xo;
+      } else {
+        xl = xo;
+        xr = _mm512_permutex2var_ps(xo, right16, _mm512_set1_ps(float(x[i + 32])));
+      }
       __m512 l = _mm512_add_ps(_mm512_mul_ps(wx, _mm512_add_ps(xl, xr)),
                                _mm512_mul_ps(wy, colour_sum(ym + i, yp + i)));
       if constexpr (Is3d)
         l = _mm512_add_ps(l, _mm512_mul_ps(wz, colour_sum(zm + i, zp + i)));
       else
         l = _mm512_add_ps(l, _mm512_setzero_ps());
-      const __m512 fc = _mm512_permutex2var_ps(_mm512_loadu_ps(f + i), even, _mm512_loadu_ps(f + i + 16));
+      const __m512 fc = _mm512_permutex2var_ps(_mm512_loadu_ps(f + i), mine, _mm512_loadu_ps(f + i + 16));
       const __m512 r = _mm512_add_ps(_mm512_sub_ps(fc, _mm512_mul_ps(wd, xc)), l);
       const __m512 xn = _mm512_add_ps(xc, _mm512_mul_ps(r, wi));
       // back in cell order with the other colour's cells as they were read
-      _mm512_storeu_ps(x + i, _mm512_permutex2var_ps(xn, to_lo, xr));
-      _mm512_storeu_ps(x + i + 16, _mm512_permutex2var_ps(xn, to_hi, xr));
+      const __m512 ev = e0 == 0 ? xn : xo, od = e0 == 0 ? xo : xn;
+      _mm512_storeu_ps(x + i, _mm512_permutex2var_ps(ev, to_lo, od));
+      _mm512_storeu_ps(x + i + 16, _mm512_permutex2var_ps(ev, to_hi, od));
     }
   }
 #endif
@@ -696,9 +713,27 @@ inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j
 // the bits are the same (tstHostKernels). Rows of one plane and pass run on any thread. Four
 // passes at 256^3, one Xeon core: fp64 167-186 -> 111-133 ms, fp32 66-76 -> 46-49, fp16 47-56 ->
 // 34-41 (docs/performance.md, 2026-12-06).
+//
+// Tiles of rows (tile > 0, or tile = 0 where the space runs one thread and the rows of a plane
+// make two tiles or more; sweep_tile_rows): the sweep above within a tile of rows, the tiles one
+// after another in y, so the planes a sweep keeps in flight are the tile's rows and stay in L2
+// (m + 2 planes of x and m of f: 2.5 MiB at 256^3 in fp32, more than a core's L2). Pass q of
+// tile i covers rows [y0 + i tile - q, y0 + (i + 1) tile - q) (the first tile from y0, the last
+// to y1): row j's neighbours j - 1 and j + 1 then have had passes q - 1 and q exactly, as in the
+// plane sweep, so the bits are the same again (tstHostKernels). One thread runs the whole
+// sweep: the tiles and passes of a plane follow one another with no point where a second thread
+// could join without a barrier.
+template <class T>
+inline std::int64_t sweep_tile_rows(std::int64_t n, int m) {
+  const std::int64_t planes = 2 * std::int64_t(m) + 2;
+  return std::max<std::int64_t>(
+      m + 1, std::int64_t(384 * 1024) / (planes * std::max<std::int64_t>(n, 1) * std::int64_t(sizeof(T))));
+}
+
 template <class Exec, class T, class M, class S>
 void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s, const View3<T, M>& x,
-                 const View3<T, M>& f, const int* colours, int m, const std::array<int, 6>& mirror) {
+                 const View3<T, M>& f, const int* colours, int m, const std::array<int, 6>& mirror,
+                 std::int64_t tile = 0) {
   using C = compute_t<T>;
   const std::int64_t n = b.hi[0] - b.lo[0];
   const std::int64_t y0 = b.lo[1], y1 = b.hi[1], z0 = b.lo[2], z1 = b.hi[2], ny = y1 - y0;
@@ -712,6 +747,43 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
   const int* const col = passes.data();
   const C ylo = C(mirror[2]), yhi = C(mirror[3]), zlo = C(mirror[4]), zhi = C(mirror[5]);
   const std::int64_t rows_y = std::int64_t(x.extent(1));
+  if (tile == 0 && threads == 1 && s.is3d) {
+    tile = sweep_tile_rows<T>(n, m);
+    if (ny < 2 * tile) tile = 0;
+  }
+  if (tile > 0) {
+    if (tile < m) tile = m;  // pass m - 1 of the first tile keeps a row
+    const std::int64_t tiles = (ny + tile - 1) / tile;
+    Kokkos::parallel_for("mantissa::solvers::Multigrid::rbgs", Kokkos::RangePolicy<Exec>(space, 0, 1),
+                         [=](std::int64_t) {
+                           Rows<C, 7>& rows = sc[0];
+                           const auto bound = [=](std::int64_t i, int q) {
+                             return i == 0 ? y0 : i >= tiles ? y1 : y0 + i * tile - q;
+                           };
+                           for (std::int64_t i = 0; i < tiles; ++i)
+                             for (std::int64_t t = z0; t < z1 + m - 1; ++t)
+                               for (int q = 0; q < m; ++q) {
+                                 const std::int64_t p = t - q;
+                                 if (p < z0 || p >= z1) continue;
+                                 const std::int64_t ja = bound(i, q), jb = bound(i + 1, q);
+                                 for (std::int64_t j = ja; j < jb; ++j)
+                                   rbgs_row(b, shift, s, x, fp, col[q], p, j, rows, q == 0);
+                                 if (q + 1 == m) continue;
+                                 if (i == 0) mirror_row_from(x, p, y0 - 1, p, y0, ylo, rows);
+                                 if (i + 1 == tiles) mirror_row_from(x, p, y1, p, y1 - 1, yhi, rows);
+                                 // the ghost plane's rows of this tile (with the y ghost rows at either end)
+                                 const std::int64_t ga = i == 0 ? 0 : ja, gb = i + 1 == tiles ? rows_y : jb;
+                                 if (p == z0)
+                                   for (std::int64_t j = ga; j < gb; ++j)
+                                     mirror_row_from(x, z0 - 1, j, p, j, zlo, rows);
+                                 if (p == z1 - 1)
+                                   for (std::int64_t j = ga; j < gb; ++j)
+                                     mirror_row_from(x, z1, j, p, j, zhi, rows);
+                               }
+                         });
+    space.fence();
+    return;
+  }
   for (std::int64_t t = z0; t < z1 + m - 1; ++t)
     for (int q = 0; q < m; ++q) {
       const std::int64_t p = t - q;

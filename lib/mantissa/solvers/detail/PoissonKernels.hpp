@@ -330,14 +330,16 @@ void rbgs(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s,
 // The colour passes colours[0], .., colours[m - 1] of red-black Gauss-Seidel in one sweep over
 // the planes (host back-ends, 3D, every face of the level a physical one with mirror sign
 // mirror[face]; see host::rbgs_passes): the same cells as m calls of rbgs with the ghosts
-// filled before each, and x's ghosts filled before the first.
+// filled before each, and x's ghosts filled before the first. tile: rows a tile (0: chosen
+// by host::rbgs_passes).
 template <class Exec, class T, class M>
 void rbgs_passes(const Exec& space, const Placement& p, const Stencil<compute_t<T>>& s, const View3<T, M>& x,
-                 const View3<T, M>& f, const int* colours, int m, const std::array<int, 6>& mirror) {
+                 const View3<T, M>& f, const int* colours, int m, const std::array<int, 6>& mirror,
+                 std::int64_t tile = 0) {
   static_assert(host::is_host<Exec>(), "rbgs_passes: host back-ends only (rbgs per colour elsewhere)");
   const std::int64_t shift =
       (p.offset[0] - p.ghost[0]) + (p.offset[1] - p.ghost[1]) + (p.offset[2] - p.ghost[2]);
-  host::rbgs_passes(space, p.owned(), shift, s, x, f, colours, m, mirror);
+  host::rbgs_passes(space, p.owned(), shift, s, x, f, colours, m, mirror, tile);
 }
 
 // r = f - L x.
