@@ -308,9 +308,12 @@ void check_kernels(const Case& c) {
 // scalar tail, in either colour. 40 and 33 cells give a scalar tail after the 16-cell blocks in
 // one colour or both; the 3D cases check the colour passes swept over the planes together
 // (host::rbgs_passes) on 4 to 11 planes. Rows of 512 doubles make the fp64 residual's tiles 21
-// rows (host::stencil_tile_rows), so 45 rows are three tiles, the last one short.
-const Case k_cases[] = {{3, {13, 11, 9}}, {3, {16, 8, 6}}, {3, {71, 5, 4}},  {3, {40, 7, 9}},
-                        {3, {33, 6, 7}},  {2, {15, 9, 1}}, {2, {32, 17, 1}}, {3, {512, 45, 3}}};
+// rows (host::stencil_tile_rows), so 45 rows are three tiles, the last one short. 90 rows make
+// 10 to 45 tiles of the swept passes (forced to m and m + 2 rows), which the threads of a team
+// take in turn, each a step behind the one before (the test runs at 1 and at 3 threads).
+const Case k_cases[] = {{3, {13, 11, 9}}, {3, {16, 8, 6}},   {3, {71, 5, 4}},
+                        {3, {40, 7, 9}},  {3, {33, 6, 7}},   {2, {15, 9, 1}},
+                        {2, {32, 17, 1}}, {3, {512, 45, 3}}, {3, {40, 90, 14}}};
 
 // The multigrid's host row kernels run where its levels live in host memory. A device build
 // (CUDA, HIP) keeps them in device memory and runs the point-wise forms only, which the solver

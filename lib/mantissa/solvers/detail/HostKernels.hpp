@@ -29,8 +29,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -714,15 +716,15 @@ inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j
 // passes at 256^3, one Xeon core: fp64 167-186 -> 111-133 ms, fp32 66-76 -> 46-49, fp16 47-56 ->
 // 34-41 (docs/performance.md, 2026-12-06).
 //
-// Tiles of rows (tile > 0, or tile = 0 where the space runs one thread and the rows of a plane
-// make two tiles or more; sweep_tile_rows): the sweep above within a tile of rows, the tiles one
+// Tiles of rows (tile > 0, or tile = 0 where the rows of a plane make two tiles or more;
+// sweep_tile_rows): the sweep above within a tile of rows, the tiles one
 // after another in y, so the planes a sweep keeps in flight are the tile's rows and stay in L2
 // (m + 2 planes of x and m of f: 2.5 MiB at 256^3 in fp32, more than a core's L2). Pass q of
 // tile i covers rows [y0 + i tile - q, y0 + (i + 1) tile - q) (the first tile from y0, the last
 // to y1): row j's neighbours j - 1 and j + 1 then have had passes q - 1 and q exactly, as in the
-// plane sweep, so the bits are the same again (tstHostKernels). One thread runs the whole
-// sweep: the tiles and passes of a plane follow one another with no point where a second thread
-// could join without a barrier.
+// plane sweep, so the bits are the same again (tstHostKernels). The threads of one team take
+// the tiles in turn, a tile one step behind the tile before it (a pipeline along y; the
+// threads' tiles stay in their own L2).
 template <class T>
 inline std::int64_t sweep_tile_rows(std::int64_t n, int m) {
   const std::int64_t planes = 2 * std::int64_t(m) + 2;
@@ -747,21 +749,33 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
   const int* const col = passes.data();
   const C ylo = C(mirror[2]), yhi = C(mirror[3]), zlo = C(mirror[4]), zhi = C(mirror[5]);
   const std::int64_t rows_y = std::int64_t(x.extent(1));
-  if (tile == 0 && threads == 1 && s.is3d) {
+  if (tile == 0 && s.is3d) {
     tile = sweep_tile_rows<T>(n, m);
     if (ny < 2 * tile) tile = 0;
   }
   if (tile > 0) {
     if (tile < m) tile = m;  // pass m - 1 of the first tile keeps a row
     const std::int64_t tiles = (ny + tile - 1) / tile;
-    Kokkos::parallel_for("mantissa::solvers::Multigrid::rbgs", Kokkos::RangePolicy<Exec>(space, 0, 1),
-                         [=](std::int64_t) {
-                           Rows<C, 7>& rows = sc[0];
+    const int team = int(std::min<std::int64_t>(threads, tiles));
+    // done[i]: the last step tile i has finished. Tile i's step t reads what tile i - 1 wrote in
+    // its steps up to t and nothing tile i - 1 writes later, and tile i - 1 reads nothing that
+    // tile i writes before its step t + 1: so tile i waits for tile i - 1 to finish step t, and
+    // thread r of the team takes tiles r, r + team, .. in order.
+    std::vector<std::atomic<std::int64_t>> done_v(static_cast<std::size_t>(tiles));
+    for (auto& d : done_v) d.store(z0 - 1);
+    std::atomic<std::int64_t>* const done = done_v.data();
+    using Team = Kokkos::TeamPolicy<Exec>;
+    Kokkos::parallel_for("mantissa::solvers::Multigrid::rbgs", Team(space, 1, team),
+                         [=](const typename Team::member_type& mem) {
+                           Rows<C, 7>& rows = sc[mem.team_rank()];
                            const auto bound = [=](std::int64_t i, int q) {
                              return i == 0 ? y0 : i >= tiles ? y1 : y0 + i * tile - q;
                            };
-                           for (std::int64_t i = 0; i < tiles; ++i)
-                             for (std::int64_t t = z0; t < z1 + m - 1; ++t)
+                           for (std::int64_t i = mem.team_rank(); i < tiles; i += mem.team_size())
+                             for (std::int64_t t = z0; t < z1 + m - 1; ++t) {
+                               for (int spins = 0; i > 0 && done[i - 1].load(std::memory_order_acquire) < t;
+                                    ++spins)
+                                 if (spins > 64) std::this_thread::yield();
                                for (int q = 0; q < m; ++q) {
                                  const std::int64_t p = t - q;
                                  if (p < z0 || p >= z1) continue;
@@ -780,6 +794,8 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
                                    for (std::int64_t j = ga; j < gb; ++j)
                                      mirror_row_from(x, z1, j, p, j, zhi, rows);
                                }
+                               done[i].store(t, std::memory_order_release);
+                             }
                          });
     space.fence();
     return;
