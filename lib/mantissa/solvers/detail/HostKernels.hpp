@@ -717,8 +717,8 @@ inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j
 // 34-41 (docs/performance.md, 2026-12-06).
 //
 // Tiles of rows (tile > 0, or tile = 0 where the rows of a plane make two tiles or more;
-// sweep_tile_rows): the sweep above within a tile of rows, the tiles one
-// after another in y, so the planes a sweep keeps in flight are the tile's rows and stay in L2
+// sweep_tile_rows): the sweep above within each tile of rows, tile after tile along y, so the
+// planes a sweep keeps in flight are the tile's rows and stay in L2
 // (m + 2 planes of x and m of f: 2.5 MiB at 256^3 in fp32, more than a core's L2). Pass q of
 // tile i covers rows [y0 + i tile - q, y0 + (i + 1) tile - q) (the first tile from y0, the last
 // to y1): row j's neighbours j - 1 and j + 1 then have had passes q - 1 and q exactly, as in the
@@ -749,6 +749,17 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
   const int* const col = passes.data();
   const C ylo = C(mirror[2]), yhi = C(mirror[3]), zlo = C(mirror[4]), zhi = C(mirror[5]);
   const std::int64_t rows_y = std::int64_t(x.extent(1));
+  // After a pass on plane p (not the last pass): the ghost rows of p's y faces (first: y0's,
+  // last: y1's side) and, where p is the first or last plane, the ghost plane's rows [ga, gb).
+  const auto mirror_after = [=](std::int64_t p, bool first, bool last, std::int64_t ga, std::int64_t gb,
+                                Rows<C, 7>& rows) {
+    if (first) mirror_row_from(x, p, y0 - 1, p, y0, ylo, rows);
+    if (last) mirror_row_from(x, p, y1, p, y1 - 1, yhi, rows);
+    if (p == z0)
+      for (std::int64_t j = ga; j < gb; ++j) mirror_row_from(x, z0 - 1, j, p, j, zlo, rows);
+    if (p == z1 - 1)
+      for (std::int64_t j = ga; j < gb; ++j) mirror_row_from(x, z1, j, p, j, zhi, rows);
+  };
   if (tile == 0 && s.is3d) {
     tile = sweep_tile_rows<T>(n, m);
     if (ny < 2 * tile) tile = 0;
@@ -765,38 +776,30 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
     for (auto& d : done_v) d.store(z0 - 1);
     std::atomic<std::int64_t>* const done = done_v.data();
     using Team = Kokkos::TeamPolicy<Exec>;
-    Kokkos::parallel_for("mantissa::solvers::Multigrid::rbgs", Team(space, 1, team),
-                         [=](const typename Team::member_type& mem) {
-                           Rows<C, 7>& rows = sc[mem.team_rank()];
-                           const auto bound = [=](std::int64_t i, int q) {
-                             return i == 0 ? y0 : i >= tiles ? y1 : y0 + i * tile - q;
-                           };
-                           for (std::int64_t i = mem.team_rank(); i < tiles; i += mem.team_size())
-                             for (std::int64_t t = z0; t < z1 + m - 1; ++t) {
-                               for (int spins = 0; i > 0 && done[i - 1].load(std::memory_order_acquire) < t;
-                                    ++spins)
-                                 if (spins > 64) std::this_thread::yield();
-                               for (int q = 0; q < m; ++q) {
-                                 const std::int64_t p = t - q;
-                                 if (p < z0 || p >= z1) continue;
-                                 const std::int64_t ja = bound(i, q), jb = bound(i + 1, q);
-                                 for (std::int64_t j = ja; j < jb; ++j)
-                                   rbgs_row(b, shift, s, x, fp, col[q], p, j, rows, q == 0);
-                                 if (q + 1 == m) continue;
-                                 if (i == 0) mirror_row_from(x, p, y0 - 1, p, y0, ylo, rows);
-                                 if (i + 1 == tiles) mirror_row_from(x, p, y1, p, y1 - 1, yhi, rows);
-                                 // the ghost plane's rows of this tile (with the y ghost rows at either end)
-                                 const std::int64_t ga = i == 0 ? 0 : ja, gb = i + 1 == tiles ? rows_y : jb;
-                                 if (p == z0)
-                                   for (std::int64_t j = ga; j < gb; ++j)
-                                     mirror_row_from(x, z0 - 1, j, p, j, zlo, rows);
-                                 if (p == z1 - 1)
-                                   for (std::int64_t j = ga; j < gb; ++j)
-                                     mirror_row_from(x, z1, j, p, j, zhi, rows);
-                               }
-                               done[i].store(t, std::memory_order_release);
-                             }
-                         });
+    Kokkos::parallel_for(
+        "mantissa::solvers::Multigrid::rbgs", Team(space, 1, team),
+        [=](const typename Team::member_type& mem) {
+          Rows<C, 7>& rows = sc[mem.team_rank()];
+          const auto bound = [=](std::int64_t i, int q) {
+            return i == 0 ? y0 : i >= tiles ? y1 : y0 + i * tile - q;
+          };
+          for (std::int64_t i = mem.team_rank(); i < tiles; i += mem.team_size())
+            for (std::int64_t t = z0; t < z1 + m - 1; ++t) {
+              for (int spins = 0; i > 0 && done[i - 1].load(std::memory_order_acquire) < t; ++spins)
+                if (spins > 64) std::this_thread::yield();
+              for (int q = 0; q < m; ++q) {
+                const std::int64_t p = t - q;
+                if (p < z0 || p >= z1) continue;
+                const std::int64_t ja = bound(i, q), jb = bound(i + 1, q);
+                for (std::int64_t j = ja; j < jb; ++j)
+                  rbgs_row(b, shift, s, x, fp, col[q], p, j, rows, q == 0);
+                if (q + 1 == m) continue;
+                // the ghost plane's rows of this tile (with the y ghost rows at either end)
+                mirror_after(p, i == 0, i + 1 == tiles, i == 0 ? 0 : ja, i + 1 == tiles ? rows_y : jb, rows);
+              }
+              done[i].store(t, std::memory_order_release);
+            }
+        });
     space.fence();
     return;
   }
@@ -812,12 +815,7 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
                            });
       if (q + 1 == m) continue;  // the last pass leaves the ghosts to the next fill, as before
       space.fence();
-      mirror_row_from(x, p, y0 - 1, p, y0, ylo, sc[0]);
-      mirror_row_from(x, p, y1, p, y1 - 1, yhi, sc[0]);
-      if (p == z0)
-        for (std::int64_t j = 0; j < rows_y; ++j) mirror_row_from(x, z0 - 1, j, p, j, zlo, sc[0]);
-      if (p == z1 - 1)
-        for (std::int64_t j = 0; j < rows_y; ++j) mirror_row_from(x, z1, j, p, j, zhi, sc[0]);
+      mirror_after(p, true, true, 0, rows_y, sc[0]);
     }
 }
 
