@@ -182,11 +182,12 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
   // x += alpha p of each step is deferred to the next direction update, which reads p anyway
   // (one pass over p less per iteration); every return after a step flushes it first.
   // On one rank with every face physical (no halo exchange between them), A p and (p, Ap) of
-  // the next step are computed in the direction update's sweep (detail::update_p_apply).
+  // the next step are computed in the direction update's sweep (detail::update_p_apply; with
+  // the compressed p, (p, Ap) alone: A p is recomputed from p in the r update).
   double pending = 0.0;
   bool fold = false;
   if constexpr (detail::host::is_host<execution_space>()) {
-    fold = m_dim == 3 && !compressed;
+    fold = m_dim == 3;
     for (int f = 0; f < 2 * m_dim; ++f)
       fold = fold && m_mg->level(0).mirror[std::size_t(f)] != 0 && m_mg->level(0).touches[std::size_t(f)];
   }
@@ -197,6 +198,13 @@ int PoissonSolver<L, M>::pcg(Work<K>& w, double target, int max_iterations, bool
     std::visit(
         [&](auto& ld) {
           if constexpr (detail::host::is_host<execution_space>()) {
+            if (fold && compressed) {  // p in fp32, A p not stored
+              pap_folded = detail::update_p_apply(space, m_place, l0.place, ld.x.view(), zscale, m, beta,
+                                                  p32.view(), pending, w.x.view(), s,
+                                                  std::decay_t<decltype(w.ap.view())>(), l0.mirror);
+              pap_ready = true;
+              return;
+            }
             if (fold) {
               pap_folded = detail::update_p_apply(space, m_place, l0.place, ld.x.view(), zscale, m, beta,
                                                   w.p.view(), pending, w.x.view(), s, w.ap.view(), l0.mirror);

@@ -624,13 +624,15 @@ TEST(HostKernels, ApplyDotIsThePointwiseProduct) {
 // mirrors (x, then y, then z faces) and apply_dot. p, x and A p at every owned cell and the dot,
 // bit for bit; Dirichlet and Neumann faces mixed, with and without the deferred x step, tiles of
 // one row up to whole planes, and the streamed rows of a large grid. A ghost row not mirrored, a
-// row one plane early or a tile edge left out fails.
-template <class T>
+// row one plane early or a tile edge left out fails. P = float: the compressed search direction,
+// A p not stored, against update_p_from, the fill and stencil_dot.
+template <class T, class P = double>
 void check_direction_apply(std::array<std::int64_t, 3> n, double alpha) {
   using Host = Kokkos::DefaultHostExecutionSpace;
+  constexpr bool store = std::is_same<P, double>::value;
   const std::int64_t ext[3] = {n[2] + 2, n[1] + 2, n[0] + 2};
-  sd::View3<double, Kokkos::HostSpace> p("p", ext[0], ext[1], ext[2]), x("x", ext[0], ext[1], ext[2]),
-      ap("ap", ext[0], ext[1], ext[2]);
+  sd::View3<P, Kokkos::HostSpace> p("p", ext[0], ext[1], ext[2]);
+  sd::View3<double, Kokkos::HostSpace> x("x", ext[0], ext[1], ext[2]), ap("ap", ext[0], ext[1], ext[2]);
   sd::View3<T, Kokkos::HostSpace> z("z", ext[0], ext[1], ext[2]);
   std::uint64_t seed = 977;
   auto next = [&seed] {
@@ -638,13 +640,13 @@ void check_direction_apply(std::array<std::int64_t, 3> n, double alpha) {
     return double(seed >> 11) * (1.0 / 9007199254740992.0) - 0.5;
   };
   for (std::size_t q = 0; q < p.span(); ++q) {
-    p.data()[q] = next();
+    p.data()[q] = P(next());
     x.data()[q] = next();
     ap.data()[q] = next();
     z.data()[q] = T(next());
   }
-  sd::View3<double, Kokkos::HostSpace> p2("p2", ext[0], ext[1], ext[2]), x2("x2", ext[0], ext[1], ext[2]),
-      ap2("ap2", ext[0], ext[1], ext[2]);
+  sd::View3<P, Kokkos::HostSpace> p2("p2", ext[0], ext[1], ext[2]);
+  sd::View3<double, Kokkos::HostSpace> x2("x2", ext[0], ext[1], ext[2]), ap2("ap2", ext[0], ext[1], ext[2]);
   Kokkos::deep_copy(p2, p);
   Kokkos::deep_copy(x2, x);
   Kokkos::deep_copy(ap2, ap);
@@ -662,11 +664,18 @@ void check_direction_apply(std::array<std::int64_t, 3> n, double alpha) {
       sd::mirror_face(host, p, a, side == 1, 1, pl.ghost[std::size_t(a)],
                       pl.ghost[std::size_t(a)] + pl.extent[std::size_t(a)] - 1,
                       mirror[std::size_t(2 * a + side)]);
-  const double want = sd::apply_dot(host, pl, st, p, ap);
-  const double dot = sd::update_p_apply(host, pl, pl, z, zscale, m, beta, p2, alpha, x2, st, ap2, mirror);
-  const std::string tag = std::string(precision_traits<T>::name) + " " + std::to_string(n[0]) + "x" +
-                          std::to_string(n[1]) + "x" + std::to_string(n[2]) + " alpha " +
-                          std::to_string(alpha);
+  double want = 0.0, dot = 0.0;
+  if constexpr (store) {
+    want = sd::apply_dot(host, pl, st, p, ap);
+    dot = sd::update_p_apply(host, pl, pl, z, zscale, m, beta, p2, alpha, x2, st, ap2, mirror);
+  } else {
+    want = sd::stencil_dot(host, pl, st, p);
+    dot = sd::update_p_apply(host, pl, pl, z, zscale, m, beta, p2, alpha, x2, st,
+                             sd::View3<double, Kokkos::HostSpace>(), mirror);
+  }
+  const std::string tag = std::string(precision_traits<T>::name) + (store ? "" : ", p in fp32") + " " +
+                          std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
+                          " alpha " + std::to_string(alpha);
   std::int64_t bad = 0;
   for (std::int64_t k = 1; k <= n[2]; ++k)
     for (std::int64_t j = 1; j <= n[1]; ++j)
@@ -690,6 +699,10 @@ TEST(HostKernels, DirectionWithApplyIsTheTwoPasses) {
   check_direction_apply<float>({37, 45, 11}, 0.4);
   check_direction_apply<fp16>({37, 45, 11}, 0.4);
   check_direction_apply<bf16>({37, 45, 11}, 0.4);
+  check_direction_apply<float, float>({131, 71, 121}, 0.4);  // the compressed p, several tiles
+  check_direction_apply<double, float>({13, 9, 7}, 0.0);
+  check_direction_apply<fp16, float>({5, 300, 3}, -0.2);
+  check_direction_apply<float, float>({7, 1, 5}, 0.4);
 }
 
 }  // namespace host_kernels

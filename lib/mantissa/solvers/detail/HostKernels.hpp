@@ -712,14 +712,13 @@ inline void mirror_row_from(const View3<T, M>& v, std::int64_t k, std::int64_t j
 // ghost plane beyond it are mirrored again (mirror_face's order: y, then z), as the ghost fill
 // between two passes does; the x faces are mirrored in every row (mirror_row). Every cell gets
 // the same operations on the same values as in m separate passes with a fill before each, so
-// the bits are the same (tstHostKernels). Rows of one plane and pass run on any thread. Four
-// passes at 256^3, one Xeon core: fp64 167-186 -> 111-133 ms, fp32 66-76 -> 46-49, fp16 47-56 ->
-// 34-41 (docs/performance.md, 2026-12-06).
+// the bits are the same (tstHostKernels). Four passes at 256^3, one Xeon core: fp64 167-186 ->
+// 111-133 ms, fp32 66-76 -> 46-49, fp16 47-56 -> 34-41 (docs/performance.md, 2026-12-06).
 //
-// Tiles of rows (tile > 0, or tile = 0 where the rows of a plane make two tiles or more;
-// sweep_tile_rows): the sweep above within each tile of rows, tile after tile along y, so the
-// planes a sweep keeps in flight are the tile's rows and stay in L2
-// (m + 2 planes of x and m of f: 2.5 MiB at 256^3 in fp32, more than a core's L2). Pass q of
+// The sweep runs in tiles of rows (tile > 0 rows, or tile <= 0: sweep_tile_rows, at most a
+// thread's share of the rows), tile after tile along y, so the planes a sweep keeps in flight
+// are the tile's rows and stay in L2 (m + 2 planes of x and m of f: 2.5 MiB at 256^3 in fp32,
+// more than a core's L2); a level whose planes fit is one tile a thread. Pass q of
 // tile i covers rows [y0 + i tile - q, y0 + (i + 1) tile - q) (the first tile from y0, the last
 // to y1): row j's neighbours j - 1 and j + 1 then have had passes q - 1 and q exactly, as in the
 // plane sweep, so the bits are the same again (tstHostKernels). The threads of one team take
@@ -741,7 +740,7 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
   const std::int64_t y0 = b.lo[1], y1 = b.hi[1], z0 = b.lo[2], z1 = b.hi[2], ny = y1 - y0;
   const T* const fp = f.data();
   const std::int64_t threads = std::max(1, int(space.concurrency()));
-  const std::int64_t chunks = std::min(ny, threads), per = (ny + chunks - 1) / chunks;
+  const std::int64_t chunks = std::max<std::int64_t>(1, std::min(ny, threads));
   std::vector<Rows<C, 7>> scratch;
   for (std::int64_t c = 0; c < chunks; ++c) scratch.emplace_back(std::max(n + 2, std::int64_t(x.extent(2))));
   Rows<C, 7>* const sc = scratch.data();
@@ -760,63 +759,46 @@ void rbgs_passes(const Exec& space, const Box& b, std::int64_t shift, const S& s
     if (p == z1 - 1)
       for (std::int64_t j = ga; j < gb; ++j) mirror_row_from(x, z1, j, p, j, zhi, rows);
   };
-  if (tile == 0 && s.is3d) {
-    tile = sweep_tile_rows<T>(n, m);
-    if (ny < 2 * tile) tile = 0;
-  }
-  if (tile > 0) {
-    if (tile < m) tile = m;  // pass m - 1 of the first tile keeps a row
-    const std::int64_t tiles = (ny + tile - 1) / tile;
-    const int team = int(std::min<std::int64_t>(threads, tiles));
-    // done[i]: the last step tile i has finished. Tile i's step t reads what tile i - 1 wrote in
-    // its steps up to t and nothing tile i - 1 writes later, and tile i - 1 reads nothing that
-    // tile i writes before its step t + 1: so tile i waits for tile i - 1 to finish step t, and
-    // thread r of the team takes tiles r, r + team, .. in order.
-    std::vector<std::atomic<std::int64_t>> done_v(static_cast<std::size_t>(tiles));
-    for (auto& d : done_v) d.store(z0 - 1);
-    std::atomic<std::int64_t>* const done = done_v.data();
-    using Team = Kokkos::TeamPolicy<Exec>;
-    Kokkos::parallel_for(
-        "mantissa::solvers::Multigrid::rbgs", Team(space, 1, team),
-        [=](const typename Team::member_type& mem) {
-          Rows<C, 7>& rows = sc[mem.team_rank()];
-          const auto bound = [=](std::int64_t i, int q) {
-            return i == 0 ? y0 : i >= tiles ? y1 : y0 + i * tile - q;
-          };
-          for (std::int64_t i = mem.team_rank(); i < tiles; i += mem.team_size())
-            for (std::int64_t t = z0; t < z1 + m - 1; ++t) {
-              for (int spins = 0; i > 0 && done[i - 1].load(std::memory_order_acquire) < t; ++spins)
-                if (spins > 64) std::this_thread::yield();
-              for (int q = 0; q < m; ++q) {
-                const std::int64_t p = t - q;
-                if (p < z0 || p >= z1) continue;
-                const std::int64_t ja = bound(i, q), jb = bound(i + 1, q);
-                for (std::int64_t j = ja; j < jb; ++j)
-                  rbgs_row(b, shift, s, x, fp, col[q], p, j, rows, q == 0);
-                if (q + 1 == m) continue;
-                // the ghost plane's rows of this tile (with the y ghost rows at either end)
-                mirror_after(p, i == 0, i + 1 == tiles, i == 0 ? 0 : ja, i + 1 == tiles ? rows_y : jb, rows);
-              }
-              done[i].store(t, std::memory_order_release);
+  // tiles of sweep_tile_rows rows, at least one a thread (a level whose planes fit: one tile a
+  // thread, the whole sweep in one launch; a launch, a fence and the ghost mirrors per plane and
+  // pass made the sweep of a 64^3 level slower than separate passes: 0.74 against 0.40 ns a cell
+  // and pass in fp32, docs/performance.md, 2026-12-07)
+  if (ny <= 0 || n <= 0 || z1 <= z0) return;
+  if (tile <= 0) tile = std::min(sweep_tile_rows<T>(n, m), (ny + threads - 1) / threads);
+  if (tile < m) tile = m;  // pass m - 1 of the first tile keeps a row
+  const std::int64_t tiles = (ny + tile - 1) / tile;
+  const int team = int(std::min<std::int64_t>(threads, tiles));
+  // done[i]: the last step tile i has finished. Tile i's step t reads what tile i - 1 wrote in
+  // its steps up to t and nothing tile i - 1 writes later, and tile i - 1 reads nothing that
+  // tile i writes before its step t + 1: so tile i waits for tile i - 1 to finish step t, and
+  // thread r of the team takes tiles r, r + team, .. in order.
+  std::vector<std::atomic<std::int64_t>> done_v(static_cast<std::size_t>(tiles));
+  for (auto& d : done_v) d.store(z0 - 1);
+  std::atomic<std::int64_t>* const done = done_v.data();
+  using Team = Kokkos::TeamPolicy<Exec>;
+  Kokkos::parallel_for(
+      "mantissa::solvers::Multigrid::rbgs", Team(space, 1, team), [=](const typename Team::member_type& mem) {
+        Rows<C, 7>& rows = sc[mem.team_rank()];
+        const auto bound = [=](std::int64_t i, int q) {
+          return i == 0 ? y0 : i >= tiles ? y1 : y0 + i * tile - q;
+        };
+        for (std::int64_t i = mem.team_rank(); i < tiles; i += mem.team_size())
+          for (std::int64_t t = z0; t < z1 + m - 1; ++t) {
+            for (int spins = 0; i > 0 && done[i - 1].load(std::memory_order_acquire) < t; ++spins)
+              if (spins > 64) std::this_thread::yield();
+            for (int q = 0; q < m; ++q) {
+              const std::int64_t p = t - q;
+              if (p < z0 || p >= z1) continue;
+              const std::int64_t ja = bound(i, q), jb = bound(i + 1, q);
+              for (std::int64_t j = ja; j < jb; ++j) rbgs_row(b, shift, s, x, fp, col[q], p, j, rows, q == 0);
+              if (q + 1 == m) continue;
+              // the ghost plane's rows of this tile (with the y ghost rows at either end)
+              mirror_after(p, i == 0, i + 1 == tiles, i == 0 ? 0 : ja, i + 1 == tiles ? rows_y : jb, rows);
             }
-        });
-    space.fence();
-    return;
-  }
-  for (std::int64_t t = z0; t < z1 + m - 1; ++t)
-    for (int q = 0; q < m; ++q) {
-      const std::int64_t p = t - q;
-      if (p < z0 || p >= z1) continue;
-      Kokkos::parallel_for("mantissa::solvers::Multigrid::rbgs", Kokkos::RangePolicy<Exec>(space, 0, chunks),
-                           [=](const std::int64_t c) {
-                             const std::int64_t end = std::min(y1, y0 + (c + 1) * per);
-                             for (std::int64_t j = y0 + c * per; j < end; ++j)
-                               rbgs_row(b, shift, s, x, fp, col[q], p, j, sc[c], q == 0);
-                           });
-      if (q + 1 == m) continue;  // the last pass leaves the ghosts to the next fill, as before
-      space.fence();
-      mirror_after(p, true, true, 0, rows_y, sc[0]);
-    }
+            done[i].store(t, std::memory_order_release);
+          }
+      });
+  space.fence();
 }
 
 // Weighted Jacobi, x_out = x_in + w D^-1 (f - L x_in) (see detail::jacobi; x_in's ghosts filled).

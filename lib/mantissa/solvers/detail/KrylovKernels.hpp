@@ -62,6 +62,32 @@ void reduce_rows(const char* label, const Exec& space, const Box& b, const Make&
       result);
 }
 
+// The same over the work items of for_rows_tiled (tiles of `tile` rows along y, each swept
+// along a segment of z), for a reduction whose rows read a stencil's three planes.
+template <class Exec, class R, class Make, class Body>
+void reduce_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile,
+                       const Make& make, const Body& body, R& result) {
+  result = R{};
+  const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
+  if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
+  tile = std::max<std::int64_t>(1, std::min(tile, ny));
+  const std::int64_t tiles = (ny + tile - 1) / tile;
+  const std::int64_t want = 4 * std::max(1, int(space.concurrency()));
+  const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
+  const std::int64_t per = (nz + segments - 1) / segments;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
+      [=](const std::int64_t item, R& acc) {
+        const std::int64_t t = item % tiles, sg = item / tiles;
+        const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
+        const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
+        auto scratch = make();
+        for (std::int64_t k = k0; k < k1; ++k)
+          for (std::int64_t j = j0; j < j1; ++j) body(k, j, scratch, acc);
+      },
+      result);
+}
+
 // A vector written whole in one pass and not read again before several others of its size have
 // been through the caches (the CG's A p: read by the r update, the preconditioner in between)
 // is stored past the caches from this size on: a store that misses first reads the line (read
@@ -263,6 +289,31 @@ inline double apply_row(const Stencil<K>& s, const K* KOKKOS_RESTRICT c, std::in
       out[i] = d * c[i] - (cx * (c[i - 1] + c[i + 1]) + cy * (ym[i] + yp[i]) + K(0));
   }
   return dot_of_row(c, out, n);
+}
+
+// One 3D or 2D row of (c, L c) with c stored in P (float: the compressed search direction,
+// SolverOptions::krylov_storage) and L c computed in K from it into the scratch row a, not
+// stored: stencil_dot's row, and update_p_apply's for a compressed p. L c's row first, then the
+// dot (dot_of_row's lanes): GCC 12 left the two in one loop scalar (perf, 2026-12-05).
+template <class K, class P>
+inline double stencil_dot_row(const Stencil<K>& s, const P* KOKKOS_RESTRICT c, std::int64_t sy,
+                              std::int64_t sz, K* KOKKOS_RESTRICT a, std::int64_t n) {
+  const P* KOKKOS_RESTRICT ym = c - sy;
+  const P* KOKKOS_RESTRICT yp = c + sy;
+  const K cx = s.cx, cy = s.cy, cz = s.cz, d = s.diag;
+  if (s.is3d) {
+    const P* KOKKOS_RESTRICT zm = c - sz;
+    const P* KOKKOS_RESTRICT zp = c + sz;
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i)
+      a[i] = d * K(c[i]) -
+             (cx * (K(c[i - 1]) + K(c[i + 1])) + cy * (K(ym[i]) + K(yp[i])) + cz * (K(zm[i]) + K(zp[i])));
+  } else {
+    MANTISSA_SOLVERS_IVDEP
+    for (std::int64_t i = 0; i < n; ++i)
+      a[i] = d * K(c[i]) - (cx * (K(c[i - 1]) + K(c[i + 1])) + cy * (K(ym[i]) + K(yp[i])) + K(0));
+  }
+  return dot_of_row(c, a, n);
 }
 
 // A store past the caches is ordered before what follows (apply_row's streamed rows).
@@ -832,11 +883,15 @@ void update_p_from(const Exec& space, const Placement& pl, const Placement& px, 
 // a pass of their own. Every row gets the operations of the two passes on the same values, and
 // the rows' dots are summed in row order, so p, x, A p and the dot are those of update_p_from,
 // the fill and apply_dot, bit for bit (tstHostKernels). Returns (p, Ap).
-template <class Exec, class T, class K, class M>
+// p stored in P = float (the compressed search direction, SolverOptions::krylov_storage): A p is
+// computed in K from it and not stored (ap is not touched; pass an empty view), and the result is
+// that of update_p_from, the fill and stencil_dot, bit for bit.
+template <class Exec, class T, class K, class P, class M>
 double update_p_apply(const Exec& space, const Placement& pl, const Placement& px, const View3<T, M>& x0,
-                      double zscale, double m, double beta, const View3<K, M>& p, double alpha,
+                      double zscale, double m, double beta, const View3<P, M>& p, double alpha,
                       const View3<K, M>& x, const Stencil<K>& s, const View3<K, M>& ap,
                       const std::array<int, 6>& mirror) {
+  constexpr bool store = std::is_same<P, K>::value;  // A p stored (fp64 p); else only (p, Ap)
   static_assert(host::is_host<Exec>(),
                 "update_p_apply: host back-ends only (update_p_from, apply_dot elsewhere)");
   using C = pair_compute_t<T, K>;
@@ -852,30 +907,31 @@ double update_p_apply(const Exec& space, const Placement& pl, const Placement& p
   if (rows <= 0 || n <= 0) return 0.0;
   const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
   const T* const xp = x0.data();
-  K* const pp = p.data();
+  P* const pp = p.data();
   K* const sp = x.data();
-  K* const app = ap.data();
+  K* const app = store ? ap.data() : nullptr;
   double* const rd = host::row_sums(rows);
-  const bool stream = host::stream_apply<K>(ap);
-  const K sx0 = K(mirror[0]), sx1 = K(mirror[1]), sy0 = K(mirror[2]), sy1 = K(mirror[3]), sz0 = K(mirror[4]),
-          sz1 = K(mirror[5]);
+  const bool stream = store && host::stream_apply<K>(ap);
+  const P sx0 = P(mirror[0]), sx1 = P(mirror[1]), sy0 = P(mirror[2]), sy1 = P(mirror[3]), sz0 = P(mirror[4]),
+          sz1 = P(mirror[5]);
   // tiles of stencil_tile_rows rows, at least one a thread
   const std::int64_t threads = std::max(1, int(space.concurrency()));
   const std::int64_t tile =
-      std::max<std::int64_t>(1, std::min(host::stencil_tile_rows<K>(n), (ny + threads - 1) / threads));
+      std::max<std::int64_t>(1, std::min(host::stencil_tile_rows<P>(n), (ny + threads - 1) / threads));
   const std::int64_t tiles = (ny + tile - 1) / tile;
-  auto copy_row = [](const K* from, K* to, std::int64_t len, K sign) {
+  auto copy_row = [](const P* from, P* to, std::int64_t len, P sign) {
     for (std::int64_t i = 0; i < len; ++i) to[i] = sign * from[i];
   };
   Kokkos::parallel_for("mantissa::solvers::Krylov::direction_apply",
                        Kokkos::RangePolicy<Exec>(space, 0, tiles), [=](const std::int64_t item) {
                          host::Rows<C, 1> scratch(n);
+                         host::Rows<K, 1> lrow(store ? 1 : n);  // L p's row of a compressed p
                          const std::int64_t ja = y0 + item * tile, jb = std::min(y1, ja + tile);
                          for (std::int64_t t = z0; t <= z1; ++t) {
                            if (t < z1)
                              for (std::int64_t j = ja; j < jb; ++j) {
                                const C* xr = scratch.get(0, xp + host::at(x0, t + dz, j + dy, i0 + dx), n);
-                               K* const pr = pp + host::at(p, t, j, i0);
+                               P* const pr = pp + host::at(p, t, j, i0);
                                host::direction_row(xr, zs, pr, sp + host::at(x, t, j, i0), n, mm, b, a, step);
                                // the fill's mirrors of this row: x ends, then the y and z ghost rows it faces
                                pr[-1] = sx0 * pr[0];
@@ -888,8 +944,12 @@ double update_p_apply(const Exec& space, const Placement& pl, const Placement& p
                            if (t > z0)
                              for (std::int64_t j = ja + 1; j < jb - 1; ++j) {
                                const std::int64_t o = host::at(p, t - 1, j, i0);
-                               rd[(t - 1 - z0) * ny + (j - y0)] =
-                                   host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+                               if constexpr (store)
+                                 rd[(t - 1 - z0) * ny + (j - y0)] =
+                                     host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+                               else
+                                 rd[(t - 1 - z0) * ny + (j - y0)] =
+                                     host::stencil_dot_row(s, pp + o, sy, sz, lrow.scratch(0), n);
                              }
                          }
                          if (stream) host::stream_fence();
@@ -897,18 +957,22 @@ double update_p_apply(const Exec& space, const Placement& pl, const Placement& p
   space.fence();
   // each tile's first and last rows, their neighbours all final now
   const std::int64_t edges = 2 * tiles;
-  Kokkos::parallel_for("mantissa::solvers::Krylov::direction_apply_edges",
-                       Kokkos::RangePolicy<Exec>(space, 0, edges), [=](const std::int64_t e) {
-                         const std::int64_t ja = y0 + (e / 2) * tile, jb = std::min(y1, ja + tile);
-                         const std::int64_t j = (e % 2 == 0) ? ja : jb - 1;
-                         if (e % 2 == 1 && jb - 1 == ja) return;  // a tile of one row: done as its first
-                         for (std::int64_t k = z0; k < z1; ++k) {
-                           const std::int64_t o = host::at(p, k, j, i0);
-                           rd[(k - z0) * ny + (j - y0)] =
-                               host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
-                         }
-                         if (stream) host::stream_fence();
-                       });
+  Kokkos::parallel_for(
+      "mantissa::solvers::Krylov::direction_apply_edges", Kokkos::RangePolicy<Exec>(space, 0, edges),
+      [=](const std::int64_t e) {
+        const std::int64_t ja = y0 + (e / 2) * tile, jb = std::min(y1, ja + tile);
+        const std::int64_t j = (e % 2 == 0) ? ja : jb - 1;
+        if (e % 2 == 1 && jb - 1 == ja) return;  // a tile of one row: done as its first
+        host::Rows<K, 1> lrow(store ? 1 : n);
+        for (std::int64_t k = z0; k < z1; ++k) {
+          const std::int64_t o = host::at(p, k, j, i0);
+          if constexpr (store)
+            rd[(k - z0) * ny + (j - y0)] = host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+          else
+            rd[(k - z0) * ny + (j - y0)] = host::stencil_dot_row(s, pp + o, sy, sz, lrow.scratch(0), n);
+        }
+        if (stream) host::stream_fence();
+      });
   space.fence();
   double dot = 0.0;
   for (std::int64_t r = 0; r < rows; ++r) dot += rd[r];
@@ -962,24 +1026,22 @@ template <class Exec, class K, class P, class M>
 double stencil_dot(const Exec& space, const Placement& pl, const Stencil<K>& s, const View3<P, M>& p) {
   double dot = 0.0;
   if constexpr (host::is_host<Exec>()) {
+    // rows in tiles (three planes of a tile stay in cache), their dots summed in row order
     const Box b = pl.owned();
     const std::int64_t x0 = b.lo[0], n = b.hi[0] - b.lo[0];
-    host::reduce_rows(
-        "mantissa::solvers::Krylov::apply_compressed", space, b, [=] { return host::Rows<K, 1>(n); },
-        [=](std::int64_t k, std::int64_t j, host::Rows<K, 1>& rows, double& acc) {
-          const StencilRow<K, P> ap = host::stencil_row(s, p, k, j, x0);
-          // L p's row first, then the lanes: GCC 12 left the two in one loop scalar (perf, 2026-12-05)
-          K* KOKKOS_RESTRICT a = rows.scratch(0);
-          MANTISSA_SOLVERS_IVDEP
-          for (std::int64_t i = 0; i < n; ++i) a[i] = ap(i);
-          double t[host::lanes] = {};
-          std::int64_t i = 0;
-          for (; i + host::lanes <= n; i += host::lanes)
-            for (int l = 0; l < host::lanes; ++l) t[l] += double(ap.c[i + l]) * double(a[i + l]);
-          for (; i < n; ++i) t[0] += double(ap.c[i]) * double(a[i]);
-          for (int l = 0; l < host::lanes; ++l) acc += t[l];
-        },
-        dot);
+    const std::int64_t sy = std::int64_t(p.extent(2)), sz = sy * std::int64_t(p.extent(1));
+    const P* const pp = p.data();
+    const std::int64_t y0 = b.lo[1], z0 = b.lo[2], ny = b.hi[1] - y0, rows = ny * (b.hi[2] - z0);
+    double* const rd = host::row_sums(rows);
+    host::for_rows_tiled(
+        "mantissa::solvers::Krylov::apply_compressed", space, b, host::stencil_tile_rows<P>(n),
+        [=] { return host::Rows<K, 1>(n); },
+        [=](std::int64_t k, std::int64_t j, host::Rows<K, 1>& lrow) {
+          rd[(k - z0) * ny + (j - y0)] =
+              host::stencil_dot_row(s, pp + host::at(p, k, j, x0), sy, sz, lrow.scratch(0), n);
+        });
+    space.fence();
+    for (std::int64_t r = 0; r < rows; ++r) dot += rd[r];
     return dot;
   }
   reduce_cells(
@@ -1008,8 +1070,9 @@ NormMax update_r_compressed(const Exec& space, const Placement& pl, double alpha
     K* const rp = r.data();
     T* const fp = f0.data();
     T* const xp = x0.data();
-    host::reduce_rows(
-        "mantissa::solvers::Krylov::update_compressed", space, bx, [] { return 0; },
+    host::reduce_rows_tiled(
+        "mantissa::solvers::Krylov::update_compressed", space, bx, host::stencil_tile_rows<P>(n),
+        [] { return 0; },
         [=](std::int64_t k, std::int64_t j, int, NormMax& acc) {
           K* KOKKOS_RESTRICT rr = rp + host::at(r, k, j, i0);
           const StencilRow<K, P> ap = host::stencil_row(sk, p, k, j, i0);
