@@ -146,7 +146,8 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
   // the CG's two passes that read z from level 0 in T: the preconditioned dots (z, r), (z, Ap)
   // (z 2-8 bytes a cell, r and Ap 16; (z, r) alone: 8) and the direction update x += a p,
   // p = z + b p (z, and x and p read and written: 32)
-  double t_dots = 0.0, t_dot1 = 0.0, t_dir = 0.0, t_ap64 = 0.0, t_fold = 0.0;
+  double t_dots = 0.0, t_dot1 = 0.0, t_dir = 0.0, t_ap64 = 0.0, t_fold = 0.0, t_fold32 = 0.0, t_r64 = 0.0,
+         t_r32 = 0.0;
   {
     // the CG's fp64 fields as the solver allocates them (rows aligned), on the level's ghosts
     const int g = d.x.ghost(0);
@@ -180,6 +181,27 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
         (void)mantissa::solvers::detail::update_p_apply(space, lv.place, lv.place, d.x.view(), 1.0, 0.0, 0.5,
                                                         p, 1e-3, xk, s64, ap, lv.mirror);
       });
+      // the same with the search direction in fp32 (krylov_storage: fp32): A p not stored
+      const Field<float> fp32("mantissa::bench::p32", decomp, g, al);
+      const auto& p32 = fp32.view();
+      Kokkos::deep_copy(p32, 0.125f);
+      t_fold32 = best_of([&] {
+        (void)mantissa::solvers::detail::update_p_apply(space, lv.place, lv.place, d.x.view(), 1.0, 0.0, 0.5,
+                                                        p32, 1e-3, xk, s64, std::decay_t<decltype(ap)>(),
+                                                        lv.mirror);
+      });
+      // the r update with the multigrid's entry (an fp64 or fp32 level 0): from the stored A p,
+      // and with A p recomputed from the fp32 p
+      if constexpr (std::is_same<T, double>::value || std::is_same<T, float>::value) {
+        t_r64 = best_of([&] {
+          (void)mantissa::solvers::detail::update_r_entry(space, lv.place, 1e-3, r, ap, lv.place, s,
+                                                          d.f.view(), d.x.view(), 1.0);
+        });
+        t_r32 = best_of([&] {
+          (void)mantissa::solvers::detail::update_r_compressed(space, lv.place, 1e-3, r, s64, p32, true,
+                                                               lv.place, s, d.f.view(), d.x.view());
+        });
+      }
     }
   }
   if (g_rank == 0) {
@@ -195,6 +217,12 @@ void kernel_bandwidth(const Decomposition& decomp, double triad) {
     if (t_fold > 0.0)
       std::printf("  %-5s CG direction + A p in one sweep %.2f ms (apart: %.2f + %.2f ms)\n",
                   precision_traits<T>::name, 1e3 * t_fold, 1e3 * t_dir, 1e3 * t_ap64);
+    if (t_fold32 > 0.0)
+      std::printf("  %-5s CG direction + (p, Ap), p in fp32: %.2f ms\n", precision_traits<T>::name,
+                  1e3 * t_fold32);
+    if (t_r64 > 0.0)
+      std::printf("  %-5s CG r update with the entry: A p stored %.2f ms, A p from the fp32 p %.2f ms\n",
+                  precision_traits<T>::name, 1e3 * t_r64, 1e3 * t_r32);
     if (t_apply > 0.0)
       std::printf("  %-5s CG A p, (p, Ap) %5.2f GB/s  %5.1f%% of triad (%.2f ms)\n",
                   precision_traits<T>::name, 2.0 * sizeof(T) * cells / t_apply / 1e9,
