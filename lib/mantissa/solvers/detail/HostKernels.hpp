@@ -438,30 +438,44 @@ inline void rbgs_row_fast(T* x, const T* ym, const T* yp, const T* zm, const T* 
 }
 #endif
 
-// Runs body(k, j) for the rows (k, j) of b in tiles of `tile` rows along y, each tile swept
-// along z. A 7-point stencil reads three planes of
+// The rows (k, j) of b in tiles of `tile` rows along y, each tile swept along z (for_rows_tiled
+// runs body(k, j) over them, reduce_rows_tiled reduces). A 7-point stencil reads three planes of
 // its input: at 256^3 in fp64 three whole planes (1.5 MiB) do not stay in a 1 MiB L2, so each
 // plane came from beyond L2 three times, where three planes of a tile stay (stencil_tile_rows).
 // Work items are tiles x segments of z, enough of them for every thread.
+struct RowTiles {
+  Box b;
+  std::int64_t tile = 1, tiles = 0, per = 1, items = 0;  // items: tiles x segments of z
+  RowTiles(const Box& box, std::int64_t rows, int threads) : b(box) {
+    const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
+    if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
+    tile = std::max<std::int64_t>(1, std::min(rows, ny));
+    tiles = (ny + tile - 1) / tile;
+    const std::int64_t want = 4 * std::max(1, threads);
+    const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
+    per = (nz + segments - 1) / segments;
+    items = tiles * segments;
+  }
+  // body(k, j) for the rows of work item `item`, z outer
+  template <class Body>
+  void rows_of(std::int64_t item, const Body& body) const {
+    const std::int64_t t = item % tiles, sg = item / tiles;
+    const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
+    const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
+    for (std::int64_t k = k0; k < k1; ++k)
+      for (std::int64_t j = j0; j < j1; ++j) body(k, j);
+  }
+};
+
 template <class Exec, class Make, class Body>
 void for_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile, const Make& make,
                     const Body& body) {
-  const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
-  if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
-  tile = std::max<std::int64_t>(1, std::min(tile, ny));
-  const std::int64_t tiles = (ny + tile - 1) / tile;
-  const std::int64_t want = 4 * std::max(1, int(space.concurrency()));
-  const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
-  const std::int64_t per = (nz + segments - 1) / segments;
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
-                       [=](const std::int64_t item) {
-                         const std::int64_t t = item % tiles, sg = item / tiles;
-                         const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
-                         const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
-                         auto scratch = make();
-                         for (std::int64_t k = k0; k < k1; ++k)
-                           for (std::int64_t j = j0; j < j1; ++j) body(k, j, scratch);
-                       });
+  const RowTiles rt(b, tile, int(space.concurrency()));
+  if (rt.items == 0) return;
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Exec>(space, 0, rt.items), [=](const std::int64_t item) {
+    auto scratch = make();
+    rt.rows_of(item, [&](std::int64_t k, std::int64_t j) { body(k, j, scratch); });
+  });
 }
 
 // The same without scratch: body(k, j).

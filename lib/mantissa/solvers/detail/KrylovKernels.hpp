@@ -68,22 +68,13 @@ template <class Exec, class R, class Make, class Body>
 void reduce_rows_tiled(const char* label, const Exec& space, const Box& b, std::int64_t tile,
                        const Make& make, const Body& body, R& result) {
   result = R{};
-  const std::int64_t ny = b.hi[1] - b.lo[1], nz = b.hi[2] - b.lo[2];
-  if (ny <= 0 || nz <= 0 || b.hi[0] <= b.lo[0]) return;
-  tile = std::max<std::int64_t>(1, std::min(tile, ny));
-  const std::int64_t tiles = (ny + tile - 1) / tile;
-  const std::int64_t want = 4 * std::max(1, int(space.concurrency()));
-  const std::int64_t segments = std::min(nz, std::max<std::int64_t>(1, (want + tiles - 1) / tiles));
-  const std::int64_t per = (nz + segments - 1) / segments;
+  const RowTiles rt(b, tile, int(space.concurrency()));
+  if (rt.items == 0) return;
   Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<Exec>(space, 0, tiles * segments),
+      label, Kokkos::RangePolicy<Exec>(space, 0, rt.items),
       [=](const std::int64_t item, R& acc) {
-        const std::int64_t t = item % tiles, sg = item / tiles;
-        const std::int64_t j0 = b.lo[1] + t * tile, j1 = std::min(b.hi[1], j0 + tile);
-        const std::int64_t k0 = b.lo[2] + sg * per, k1 = std::min(b.hi[2], k0 + per);
         auto scratch = make();
-        for (std::int64_t k = k0; k < k1; ++k)
-          for (std::int64_t j = j0; j < j1; ++j) body(k, j, scratch, acc);
+        rt.rows_of(item, [&](std::int64_t k, std::int64_t j) { body(k, j, scratch, acc); });
       },
       result);
 }
