@@ -910,6 +910,14 @@ double update_p_apply(const Exec& space, const Placement& pl, const Placement& p
   const std::int64_t tile =
       std::max<std::int64_t>(1, std::min(host::stencil_tile_rows<P>(n), (ny + threads - 1) / threads));
   const std::int64_t tiles = (ny + tile - 1) / tile;
+  // (p, Ap) of row (k, j): A p stored (fp64 p) or only computed into lrow (compressed p)
+  const auto row_dot = [=](std::int64_t k, std::int64_t j, host::Rows<K, 1>& lrow) {
+    const std::int64_t o = host::at(p, k, j, i0);
+    if constexpr (store)
+      return host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
+    else
+      return host::stencil_dot_row(s, pp + o, sy, sz, lrow.scratch(0), n);
+  };
   auto copy_row = [](const P* from, P* to, std::int64_t len, P sign) {
     for (std::int64_t i = 0; i < len; ++i) to[i] = sign * from[i];
   };
@@ -934,13 +942,7 @@ double update_p_apply(const Exec& space, const Placement& pl, const Placement& p
                              }
                            if (t > z0)
                              for (std::int64_t j = ja + 1; j < jb - 1; ++j) {
-                               const std::int64_t o = host::at(p, t - 1, j, i0);
-                               if constexpr (store)
-                                 rd[(t - 1 - z0) * ny + (j - y0)] =
-                                     host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
-                               else
-                                 rd[(t - 1 - z0) * ny + (j - y0)] =
-                                     host::stencil_dot_row(s, pp + o, sy, sz, lrow.scratch(0), n);
+                               rd[(t - 1 - z0) * ny + (j - y0)] = row_dot(t - 1, j, lrow);
                              }
                          }
                          if (stream) host::stream_fence();
@@ -948,22 +950,17 @@ double update_p_apply(const Exec& space, const Placement& pl, const Placement& p
   space.fence();
   // each tile's first and last rows, their neighbours all final now
   const std::int64_t edges = 2 * tiles;
-  Kokkos::parallel_for(
-      "mantissa::solvers::Krylov::direction_apply_edges", Kokkos::RangePolicy<Exec>(space, 0, edges),
-      [=](const std::int64_t e) {
-        const std::int64_t ja = y0 + (e / 2) * tile, jb = std::min(y1, ja + tile);
-        const std::int64_t j = (e % 2 == 0) ? ja : jb - 1;
-        if (e % 2 == 1 && jb - 1 == ja) return;  // a tile of one row: done as its first
-        host::Rows<K, 1> lrow(store ? 1 : n);
-        for (std::int64_t k = z0; k < z1; ++k) {
-          const std::int64_t o = host::at(p, k, j, i0);
-          if constexpr (store)
-            rd[(k - z0) * ny + (j - y0)] = host::apply_row(s, pp + o, sy, sz, app + o, n, stream);
-          else
-            rd[(k - z0) * ny + (j - y0)] = host::stencil_dot_row(s, pp + o, sy, sz, lrow.scratch(0), n);
-        }
-        if (stream) host::stream_fence();
-      });
+  Kokkos::parallel_for("mantissa::solvers::Krylov::direction_apply_edges",
+                       Kokkos::RangePolicy<Exec>(space, 0, edges), [=](const std::int64_t e) {
+                         const std::int64_t ja = y0 + (e / 2) * tile, jb = std::min(y1, ja + tile);
+                         const std::int64_t j = (e % 2 == 0) ? ja : jb - 1;
+                         if (e % 2 == 1 && jb - 1 == ja) return;  // a tile of one row: done as its first
+                         host::Rows<K, 1> lrow(store ? 1 : n);
+                         for (std::int64_t k = z0; k < z1; ++k) {
+                           rd[(k - z0) * ny + (j - y0)] = row_dot(k, j, lrow);
+                         }
+                         if (stream) host::stream_fence();
+                       });
   space.fence();
   double dot = 0.0;
   for (std::int64_t r = 0; r < rows; ++r) dot += rd[r];
