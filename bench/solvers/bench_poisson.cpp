@@ -673,6 +673,34 @@ int bench_main(int argc, char** argv) {
               "|\n",
               r.name.c_str(), r.seconds, r.median, r.setup, r.iterations, tr, r.seconds / ref.seconds, r.cpu,
               r.cpu_median, r.cpu_max, r.cpu / ref.cpu, r.cpu_median / ref.cpu_median);
+        // Ratios within a round: each round solved every variant once, in turn, so a ratio of two
+        // solves of one round cancels the shared machine's slower drifts, which best-of-N and
+        // medians of each variant do not. Against the round's fastest all-fp64 variant (the
+        // fastest fp64 cycle, as the goals compare), wall clock.
+        std::vector<std::size_t> fp64_variants;
+        for (std::size_t v = 0; v < variants.size(); ++v) {
+          bool all64 = true;
+          for (const Precision q : options[v].multigrid.precisions) all64 = all64 && q == Precision::fp64;
+          if (all64) fp64_variants.push_back(v);
+        }
+        if (!fp64_variants.empty() && reps >= 1) {
+          std::printf(
+              "\n| solver | solve time / the same round's fastest fp64 solve: median [min, max] over %d "
+              "rounds "
+              "|\n| --- | --- |\n",
+              reps);
+          for (std::size_t v = 0; v < variants.size(); ++v) {
+            std::vector<double> ratio;
+            for (std::size_t r = 0; r < times[v].size(); ++r) {
+              double best64 = 1e300;
+              for (const std::size_t f : fp64_variants) best64 = std::min(best64, times[f][r]);
+              ratio.push_back(times[v][r] / best64);
+            }
+            std::printf("| %s | %.3f [%.3f, %.3f] |\n", rows[v].name.c_str(), median(ratio),
+                        *std::min_element(ratio.begin(), ratio.end()),
+                        *std::max_element(ratio.begin(), ratio.end()));
+          }
+        }
       }
     }  // !kernels_only
 #if defined(MANTISSA_BENCH_HYPRE)
