@@ -200,8 +200,9 @@ double kernel_points_per_s(int n, int steps) {
 
 // The whole step, as a deck runs it: a Ricker source in the middle of the grid so that the
 // field holds a travelling wave (with its subnormal tail ahead of the front and in the CPML),
-// `warmup` untimed steps, then `repeats` stretches of `steps` steps each timed as a whole
-// (workflow::time_stepping: barriers, one fence per stretch, slowest rank). Boundaries: rigid on
+// `repeats` stretches of `steps` steps each timed as a whole, each after `warmup` untimed steps
+// (barriers, one fence per stretch, slowest rank; the four precisions interleaved, step_timings
+// below). Boundaries: rigid on
 // every face, or the example decks' CPML: 3D every face (inputs/seismic_3d_homogeneous.yaml),
 // 2D a free surface on top and CPML on the other three sides (inputs/seismic_2d_*.yaml).
 enum class Walls { rigid, cpml };
@@ -228,9 +229,8 @@ Config step_config(int dim, int n, Walls walls, int cells) {
   return config;
 }
 
-// One precision's solver as a stepper of workflow::time_stepping_interleaved.
+// One precision's solver as a stepper of workflow::time_stepping_interleaved (the lambdas own it).
 struct Timed {
-  std::shared_ptr<void> solver;
   workflow::Stepper stepper;
   std::function<double()> fixed;
 };
@@ -240,11 +240,9 @@ Timed timed_solver(const Decomposition& decomp, const Config& config) {
   auto solver = std::make_shared<Solver<S, C>>(decomp, config);
   solver->initialize(0);
   Timed t;
-  Solver<S, C>* const sp = solver.get();
-  t.solver = solver;
-  t.stepper.advance = [sp](std::int64_t k) { sp->run(int(k)); };
+  t.stepper.advance = [solver](std::int64_t k) { solver->run(int(k)); };
   t.stepper.fence = [] { Kokkos::fence(); };
-  t.fixed = [sp] { return sp->fixed_step_seconds(20); };
+  t.fixed = [solver] { return solver->fixed_step_seconds(20); };
   return t;
 }
 
@@ -315,7 +313,7 @@ int main(int argc, char** argv) {
       std::printf(
           "seismic step bench: order 8, 3D %d^3 and 2D %d^2 points, %d rank(s) x %d thread(s); %d repeats of "
           "%d "
-          "steps after %d warm-up steps, median [min-max]\n"
+          "steps, each after %d warm-up steps, the precisions interleaved, median [min-max]\n"
           "subnormals: %s\n"
           "STREAM triad (Kokkos, all ranks at once, best of 10): %.2f GB/s (median %.2f; per rank "
           "%.2f-%.2f); "
