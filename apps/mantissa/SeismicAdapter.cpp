@@ -15,29 +15,42 @@ namespace mantissa::app {
 
 namespace {
 
+// The campaign's state is a plain Field<double> (unpadded rows); the solver's fields may have
+// padded rows (Solver::row_align_bytes), so both copies go point by point over the owned points
+// and ghosts of every row, not over the span.
+template <class S>
+Kokkos::MDRangePolicy<typename Field<S>::execution_space, Kokkos::Rank<3>> points(const Field<S>& f) {
+  using Policy = Kokkos::MDRangePolicy<typename Field<S>::execution_space, Kokkos::Rank<3>>;
+  using I = typename Policy::index_type;
+  const auto& v = f.view();
+  return Policy({0, 0, 0}, {I(v.extent(0)), I(v.extent(1)), I(f.extent()[0] + 2 * f.ghost(0))});
+}
+
 template <class S>
 Field<double> to_fp64(const Field<S>& f, const Decomposition& decomp, const std::string& label) {
   Field<double> d(label, decomp, f.ghost(0));
   auto src = f.view();
   auto dst = d.view();
   Kokkos::parallel_for(
-      "mantissa::app::SeismicModel::to_fp64",
-      Kokkos::RangePolicy<typename Field<S>::execution_space>(0, src.span()),
-      KOKKOS_LAMBDA(const std::size_t i) { dst.data()[i] = static_cast<double>(src.data()[i]); });
+      "mantissa::app::SeismicModel::to_fp64", points(f),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        dst(k, j, i) = static_cast<double>(src(k, j, i));
+      });
   return d;
 }
 
 template <class S>
 void from_fp64(const Field<double>& d, Field<S>& f) {
-  if (d.view().span() != f.view().span())
+  if (d.extent() != f.extent() || d.ghosts() != f.ghosts())
     throw Error("seismic: a state field does not match the solver's field '" + f.label() +
                 "' (another mesh or ghost width?)");
   auto src = d.view();
   auto dst = f.view();
   Kokkos::parallel_for(
-      "mantissa::app::SeismicModel::from_fp64",
-      Kokkos::RangePolicy<typename Field<S>::execution_space>(0, src.span()),
-      KOKKOS_LAMBDA(const std::size_t i) { dst.data()[i] = S(src.data()[i]); });
+      "mantissa::app::SeismicModel::from_fp64", points(f),
+      KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t j, const std::int64_t i) {
+        dst(k, j, i) = S(src(k, j, i));
+      });
 }
 
 template <class Storage, class Compute>
@@ -247,7 +260,7 @@ Field<double> seismic_velocity(const workflow::ModelContext& ctx) {
   const auto c = config_for(ctx, Precision::fp64, Precision::fp64);
   seismic::Solver<double, double> s(*ctx.decomp, c);
   Field<double> v("mantissa::app::seismic_velocity", *ctx.decomp, s.velocity().ghost(0));
-  Kokkos::deep_copy(v.view(), s.velocity().view());
+  copy_points(s.velocity(), v);  // the solver's rows are padded, the campaign's are not
   return v;
 }
 

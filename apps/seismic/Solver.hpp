@@ -60,6 +60,18 @@ class Solver {
   using field_type = Field<Storage>;
   using memory_field_type = Field<Compute>;
   using model_field_type = Field<model_type>;
+  // Row alignment of the solver's fields of value type T (Field's align_bytes) on a grid of
+  // `dim` dimensions. 3D with fp64 or fp32 storage: every row starts on a 16-value boundary and
+  // holds a multiple of 16 values, so the row kernels' vector loads and stores do not straddle
+  // cache lines (128-byte starts for doubles, 64 for floats), and every field of the solver has
+  // the same row length: the kernels index p, q, the model and the CPML fields with one offset.
+  // The 3D step ran 7-13 % faster so; 2D steps ran 5-10 % slower and 16-bit steps 0-10 % slower
+  // (docs/performance.md), so they keep unpadded rows. Code that copies a solver's field copies
+  // its points (copy_points), not its span.
+  template <class T>
+  static std::size_t row_align_bytes(int dim) {
+    return dim == 3 && sizeof(Storage) >= 4 ? 16 * sizeof(T) : 0;
+  }
   using execution_space = typename field_type::execution_space;
 
   // The decomposition must outlive the solver. Throws mantissa::Error for configurations

@@ -48,10 +48,12 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
   }
   // Velocity model at the owned points (host), its range over the whole grid.
   VelocityModel model(config.velocity, m_grid, decomp.comm());
-  m_p = field_type("mantissa::seismic::Solver::p", decomp, g);
-  m_p_old = field_type("mantissa::seismic::Solver::p_old", decomp, g);
-  m_velocity = Field<double>("mantissa::seismic::Solver::velocity", decomp, g);
-  m_c2dt2 = model_field_type("mantissa::seismic::Solver::c2dt2", decomp, g);
+  m_p = field_type("mantissa::seismic::Solver::p", decomp, g, row_align_bytes<Storage>(m_grid.dim));
+  m_p_old = field_type("mantissa::seismic::Solver::p_old", decomp, g, row_align_bytes<Storage>(m_grid.dim));
+  m_velocity =
+      Field<double>("mantissa::seismic::Solver::velocity", decomp, g, row_align_bytes<double>(m_grid.dim));
+  m_c2dt2 = model_field_type("mantissa::seismic::Solver::c2dt2", decomp, g,
+                             row_align_bytes<model_type>(m_grid.dim));
   const auto& off = decomp.offset();
   const auto& ext = decomp.extent();
   const auto ghosts = m_p.ghosts();
@@ -124,8 +126,10 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
         for (const auto& s : shot.sources) f = std::max(f, s.frequency);
     const char* names[3] = {"x", "y", "z"};
     for (int a = 0; a < dim; ++a) {
-      m_psi[a] = memory_field_type(std::string("mantissa::seismic::Solver::psi_") + names[a], decomp, g);
-      m_zeta[a] = memory_field_type(std::string("mantissa::seismic::Solver::zeta_") + names[a], decomp, g);
+      m_psi[a] = memory_field_type(std::string("mantissa::seismic::Solver::psi_") + names[a], decomp, g,
+                                   row_align_bytes<Compute>(m_grid.dim));
+      m_zeta[a] = memory_field_type(std::string("mantissa::seismic::Solver::zeta_") + names[a], decomp, g,
+                                    row_align_bytes<Compute>(m_grid.dim));
       const std::size_t len = static_cast<std::size_t>(ext[a] + 2 * ghosts[a]);
       m_pml_a[a] = Kokkos::View<Compute*, typename field_type::memory_space>(
           std::string("mantissa::seismic::Solver::pml_a_") + names[a], len);
@@ -178,7 +182,8 @@ Solver<Storage, Compute>::Solver(const Decomposition& decomp, const Config& conf
     m_memory_halo = std::make_unique<HaloExchange<Compute>>(decomp, g, dim);
     // Host back-ends decode the rows they read themselves (host::CpmlRing).
     if constexpr (!std::is_same<Storage, Compute>::value && !detail::is_host_space<execution_space>()) {
-      m_p_compute = memory_field_type("mantissa::seismic::Solver::p_compute", decomp, g);
+      m_p_compute = memory_field_type("mantissa::seismic::Solver::p_compute", decomp, g,
+                                      row_align_bytes<Compute>(m_grid.dim));
       for (auto b : m_pml_boxes) {  // every point the CPML kernels read: R along each axis
         for (int a = 0; a < dim; ++a) {
           b.lo[a] -= g;
@@ -450,15 +455,14 @@ Diagnostics Solver<Storage, Compute>::diagnostics() const {
 
 template <class Storage, class Compute>
 void Solver<Storage, Compute>::set_state(const field_type& current, const field_type& previous) {
-  if (current.view().extent(0) != m_p.view().extent(0) || current.view().extent(1) != m_p.view().extent(1) ||
-      current.view().extent(2) != m_p.view().extent(2) || previous.view().extent(0) != m_p.view().extent(0) ||
-      previous.view().extent(1) != m_p.view().extent(1) || previous.view().extent(2) != m_p.view().extent(2))
+  if (current.extent() != m_p.extent() || current.ghosts() != m_p.ghosts() ||
+      previous.extent() != m_p.extent() || previous.ghosts() != m_p.ghosts())
     throw Error(
         "seismic: set_state got fields of another shape than the solver's; build them on the same "
         "decomposition with ghost width " +
         std::to_string(m_radius));
-  Kokkos::deep_copy(m_p.view(), current.view());
-  Kokkos::deep_copy(m_p_old.view(), previous.view());
+  copy_points(current, m_p);
+  copy_points(previous, m_p_old);
   if (m_shot < 0) m_shot = 0;
   m_halo.exchange({&m_p});
   m_halo.exchange({&m_p_old});
@@ -491,15 +495,19 @@ void Solver<Storage, Compute>::restore(int shot, int step, const Traces& traces)
     throw Error("seismic: restore to shot " + std::to_string(shot) + ", but the deck has " +
                 std::to_string(m_config.shots.size()) + " shots");
   // initialize() rebuilds the shot's source stencils but zeroes the fields: copy them aside.
-  field_type p_copy("mantissa::seismic::Solver::restore::p", m_decomp, m_radius);
-  field_type p_old_copy("mantissa::seismic::Solver::restore::p_old", m_decomp, m_radius);
+  field_type p_copy("mantissa::seismic::Solver::restore::p", m_decomp, m_radius,
+                    row_align_bytes<Storage>(m_grid.dim));
+  field_type p_old_copy("mantissa::seismic::Solver::restore::p_old", m_decomp, m_radius,
+                        row_align_bytes<Storage>(m_grid.dim));
   Kokkos::deep_copy(p_copy.view(), m_p.view());
   Kokkos::deep_copy(p_old_copy.view(), m_p_old.view());
   std::array<memory_field_type, 3> psi_copy, zeta_copy;
   for (int a = 0; a < 3; ++a) {
     if (!m_psi[a].view().data()) continue;
-    psi_copy[a] = memory_field_type("mantissa::seismic::Solver::restore::psi", m_decomp, m_radius);
-    zeta_copy[a] = memory_field_type("mantissa::seismic::Solver::restore::zeta", m_decomp, m_radius);
+    psi_copy[a] = memory_field_type("mantissa::seismic::Solver::restore::psi", m_decomp, m_radius,
+                                    row_align_bytes<Compute>(m_grid.dim));
+    zeta_copy[a] = memory_field_type("mantissa::seismic::Solver::restore::zeta", m_decomp, m_radius,
+                                     row_align_bytes<Compute>(m_grid.dim));
     Kokkos::deep_copy(psi_copy[a].view(), m_psi[a].view());
     Kokkos::deep_copy(zeta_copy[a].view(), m_zeta[a].view());
   }

@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -99,6 +100,21 @@ double seconds_since(const Stamp& t0) {
   return std::chrono::duration<double>(clock_type::now() - t0.wall).count();
 }
 
+// The arrays have the solver's row layout (Solver::row_align_bytes, as Field lays it out): with
+// an alignment, rows of a multiple of its values and each row's first owned point on it.
+template <class T>
+using HostView3 = Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+template <class T>
+HostView3<T> solver_rows(std::vector<Kokkos::View<char*, Kokkos::HostSpace>>& owners, int nt, int ghost,
+                         std::size_t align_bytes) {
+  const std::size_t per = std::max<std::size_t>(1, align_bytes / sizeof(T));
+  const std::size_t row = (std::size_t(nt) + per - 1) / per * per;
+  owners.emplace_back("mantissa::bench::seismic::kernel", (std::size_t(nt) * nt * row + per) * sizeof(T));
+  T* base = reinterpret_cast<T*>(owners.back().data());
+  while (per > 1 && reinterpret_cast<std::uintptr_t>(base + ghost) % align_bytes != 0) ++base;
+  return HostView3<T>(base, nt, nt, row);
+}
+
 // The same in-place 8th-order update without Kokkos, on raw arrays with ghost cells, timed
 // like the solver. `rows`: the solver's row kernel (host::update_row, the same tiles
 // along y swept in z) driven by a plain OpenMP loop, so the difference to the solver is what
@@ -108,13 +124,23 @@ template <class T>
 double plain_loop_points_per_s(int n, int steps, bool naive) {
   constexpr int R = 4;
   const int g = R, nt = n + 2 * g;
-  const std::size_t total = std::size_t(nt) * nt * nt;
-  std::vector<T> p(total, T(0)), q(total, T(0)), m(total, T(0.1));
+  std::vector<Kokkos::View<char*, Kokkos::HostSpace>> owners;  // the solver's rows, as the kernel has them
+  const std::size_t align = Solver<T, T>::template row_align_bytes<T>(3);
+  auto pv = solver_rows<T>(owners, nt, g, align), qv = solver_rows<T>(owners, nt, g, align),
+       mv = solver_rows<T>(owners, nt, g, align);
+  const std::size_t total = pv.span();
+  T* p = pv.data();
+  T* q = qv.data();
+  T* const m = mv.data();
   const double spacing[3] = {10.0, 10.0, 10.0};
   const auto w = make_stencil_weights<T, R>(3, spacing);
-  const long sy = nt, sz = long(nt) * nt;
+  const long sy = long(pv.stride(1)), sz = long(pv.stride(0));
 #pragma omp parallel for schedule(static)
-  for (std::size_t i = 0; i < total; ++i) p[i] = T(i % 7) * T(0.01);
+  for (std::size_t i = 0; i < total; ++i) {
+    p[i] = T(i % 7) * T(0.01);
+    q[i] = T(0);
+    m[i] = T(0.1);
+  }
   const int tiles = (n + host::tile_rows - 1) / host::tile_rows;
   auto step = [&](const T* __restrict pp, T* __restrict qq, const T* __restrict mm) {
     if (naive) {
@@ -152,26 +178,29 @@ double plain_loop_points_per_s(int n, int steps, bool naive) {
           }
     }
   };
-  step(p.data(), q.data(), m.data());  // warm up
+  step(p, q, m);  // warm up
   const Stamp t0 = now();
   for (int s = 0; s < steps; ++s) {
-    step(p.data(), q.data(), m.data());
+    step(p, q, m);
     std::swap(p, q);
   }
   return double(n) * n * n * steps / seconds_since(t0);
 }
 
-// The interior kernel alone, as the solver launches it (Kokkos Views with ghost cells, the
-// back-end's kernel), without boundary fills, halo exchange, sources or receivers: the peer
-// of the plain loop. On a 64^3 grid (its three arrays, 9 MB, stay in the 32 MB L3) it shows
-// the rate without DRAM traffic.
+// The interior kernel alone, as the solver launches it (Kokkos Views with ghost cells and the
+// solver's rows, the back-end's kernel), without boundary fills, halo exchange, sources or receivers: the
+// peer of the plain loop. On a 64^3 grid (its three arrays, 9 MB, stay in the 32 MB L3) it shows the rate
+// without DRAM traffic.
 template <class S, class C>
 double kernel_points_per_s(int n, int steps) {
   using M = std::conditional_t<(sizeof(S) >= 4), S, float>;
+  using Layout = Solver<S, C>;
   constexpr int R = 4;
   const int nt = n + 2 * R;
-  Kokkos::View<S***, Kokkos::LayoutRight, Kokkos::HostSpace> p("p", nt, nt, nt), q("q", nt, nt, nt);
-  Kokkos::View<M***, Kokkos::LayoutRight, Kokkos::HostSpace> m("m", nt, nt, nt);
+  std::vector<Kokkos::View<char*, Kokkos::HostSpace>> owners;
+  auto p = solver_rows<S>(owners, nt, R, Layout::template row_align_bytes<S>(3));
+  auto q = solver_rows<S>(owners, nt, R, Layout::template row_align_bytes<S>(3));
+  auto m = solver_rows<M>(owners, nt, R, Layout::template row_align_bytes<M>(3));
   Kokkos::parallel_for("init", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, nt), [=](int k) {
     for (int j = 0; j < nt; ++j)
       for (int i = 0; i < nt; ++i) {

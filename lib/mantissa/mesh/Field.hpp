@@ -103,4 +103,24 @@ class Field {
   std::array<std::int64_t, 3> m_offset{0, 0, 0};
 };
 
+// Copies into dst the points of src that both hold: the owned points and their ghosts, not the
+// row padding. The fields are of one decomposition and ghost width; their rows may be padded
+// differently (a solver's aligned field and a plain one). Throws naming both labels otherwise.
+template <class T, class M>
+void copy_points(const Field<T, M>& src, const Field<T, M>& dst) {
+  const auto& a = src.view();
+  const auto& b = dst.view();
+  if (src.extent() != dst.extent() || src.ghosts() != dst.ghosts())
+    throw Error("Field '" + src.label() + "' cannot be copied into '" + dst.label() +
+                "': another decomposition or ghost width");
+  if (a.extent(2) == b.extent(2)) {
+    Kokkos::deep_copy(b, a);
+    return;
+  }
+  const std::size_t nx = static_cast<std::size_t>(src.extent()[0] + 2 * src.ghost(0));
+  using P = Kokkos::pair<std::size_t, std::size_t>;
+  Kokkos::deep_copy(Kokkos::subview(b, Kokkos::ALL, Kokkos::ALL, P(0, nx)),
+                    Kokkos::subview(a, Kokkos::ALL, Kokkos::ALL, P(0, nx)));
+}
+
 }  // namespace mantissa

@@ -389,4 +389,47 @@ TEST(Field, AlignedRowsStartOnTheLine) {
   }
 }
 
+// copy_points between a padded field (the seismic solver's) and a plain one (the campaign's
+// state): every owned point and ghost arrives, in both directions, the padding is not written,
+// and fields of another decomposition or ghost width are refused with both labels.
+TEST(Field, CopyPointsBetweenRowLayouts) {
+  Grid g;
+  g.dim = 3;
+  g.n = {13, 5, 4};
+  Decomposition decomp(MPI_COMM_WORLD, g);
+  Field<double> padded("padded", decomp, 2, 128), plain("plain", decomp, 2);
+  ASSERT_GT(padded.view().extent(2), plain.view().extent(2));
+  const std::size_t nx = plain.view().extent(2);
+  auto value = [](std::size_t k, std::size_t j, std::size_t i) {
+    return double(1 + i + 100 * j + 10000 * k);
+  };
+  auto hp = Kokkos::create_mirror_view(padded.view());
+  for (std::size_t k = 0; k < hp.extent(0); ++k)
+    for (std::size_t j = 0; j < hp.extent(1); ++j)
+      for (std::size_t i = 0; i < hp.extent(2); ++i) hp(k, j, i) = i < nx ? value(k, j, i) : -7.0;
+  Kokkos::deep_copy(padded.view(), hp);
+  copy_points(padded, plain);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), plain.view());
+  for (std::size_t k = 0; k < h.extent(0); ++k)
+    for (std::size_t j = 0; j < h.extent(1); ++j)
+      for (std::size_t i = 0; i < nx; ++i) ASSERT_EQ(h(k, j, i), value(k, j, i)) << k << " " << j << " " << i;
+  // back, doubled, into the padded field: the padding keeps its -7
+  for (std::size_t t = 0; t < h.span(); ++t) h.data()[t] *= 2.0;
+  Kokkos::deep_copy(plain.view(), h);
+  copy_points(plain, padded);
+  Kokkos::deep_copy(hp, padded.view());
+  for (std::size_t k = 0; k < hp.extent(0); ++k)
+    for (std::size_t j = 0; j < hp.extent(1); ++j)
+      for (std::size_t i = 0; i < hp.extent(2); ++i)
+        ASSERT_EQ(hp(k, j, i), i < nx ? 2.0 * value(k, j, i) : -7.0) << k << " " << j << " " << i;
+  Field<double> thin("thin_ghosts", decomp, 1);
+  try {
+    copy_points(padded, thin);
+    FAIL() << "a field of another ghost width accepted";
+  } catch (const mantissa::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("padded"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("thin_ghosts"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
