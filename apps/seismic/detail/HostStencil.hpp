@@ -336,13 +336,33 @@ inline std::pair<int, int> row_ahead(int k, int j, int j0, int j1) {
   return {ka, ja};
 }
 
-// The interior's streams from memory for the row at offset xa: the lines of m, q and plane
-// k + R's row of p (perf put half of the 3D sweep's samples on those loads, waiting for memory).
-template <int R, class M, class S, class P>
+// The interior's streams from memory for the row at offset xa: the lines of plane k + R's row
+// of p, of q and of m (perf put half of the 3D sweep's samples on those loads, waiting for
+// memory). Interleaved: asked for line by line across the three streams. One stream after the
+// other, the prefetches bought the fp64 and fp32 sweep little (a standalone copy of it at
+// 128^3, one Zen 5 core: fp32 1.85 ns a point against 2.0 without them and 1.2-1.35
+// interleaved; fp64 3.3 against 3.5 and 2.7), as if the later streams' requests were dropped;
+// the 3D step with rigid walls ran 1.13-1.40x faster interleaved. The 16-bit sweep (a ring of
+// decoded rows, m twice q's bytes) was not faster so, and keeps one stream after the other
+// (docs/performance.md).
+template <int R, bool Interleaved, class M, class S, class P>
 inline void prefetch_row_streams(const M* m, const S* q, const P* p, long xa, long sz, long nx) {
-  prefetch_lines(m + xa, nx, false);
-  prefetch_lines(q + xa, nx, true);
-  prefetch_lines(p + xa + R * sz, nx, false);
+  if constexpr (Interleaved) {
+    const char* const pc = reinterpret_cast<const char*>(p + xa + R * sz);
+    const char* const qc = reinterpret_cast<const char*>(q + xa);
+    const char* const mc = reinterpret_cast<const char*>(m + xa);
+    const long pb = nx * long(sizeof(P)), qb = nx * long(sizeof(S)), mb = nx * long(sizeof(M));
+    const long most = std::max(pb, std::max(qb, mb));
+    for (long o = 0; o < most; o += 64) {
+      if (o < pb) __builtin_prefetch(pc + o, 0, 3);
+      if (o < qb) __builtin_prefetch(qc + o, 1, 3);
+      if (o < mb) __builtin_prefetch(mc + o, 0, 3);
+    }
+  } else {
+    prefetch_lines(m + xa, nx, false);
+    prefetch_lines(q + xa, nx, true);
+    prefetch_lines(p + xa + R * sz, nx, false);
+  }
 }
 
 // Work items: tiles of tile_rows rows in y times chunks of planes in z, enough of them to keep
@@ -413,7 +433,7 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
               const long x = k * sz + j * sy + x0;
               if constexpr (Dim == 3) {  // the row's streams ahead, as the 16-bit sweep below
                 const auto [ka, ja] = row_ahead(k, j, j0, j1);
-                prefetch_row_streams<R>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
+                prefetch_row_streams<R, true>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
               }
               axis_neighbours<R>(pp + x, sz, zm, zp);
               update_row<R, Dim>(pp + x, sy, zm, zp, qp + x, mp + x, nx, w, scratch);
@@ -517,7 +537,7 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
                 // fp32 and fp64 sweep above with the same hint (docs/performance.md).
                 {
                   const auto [ka, ja] = row_ahead(k, j, j0, j1);
-                  prefetch_row_streams<R>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
+                  prefetch_row_streams<R, false>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
                 }
                 xy_terms<R>(slot(k) + off, ym, yp, scratch.acc.data(), nx, w);
                 z_terms_3d_fused<R>(slot(k) + off, scratch.acc.data(), zm, zp, pp + x + R * sz,
