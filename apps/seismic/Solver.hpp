@@ -65,7 +65,8 @@ class Solver {
   // holds a multiple of 16 values, so the row kernels' vector loads and stores do not straddle
   // cache lines (128-byte starts for doubles, 64 for floats), and every field of the solver has
   // the same row length: the kernels index p, q, the model and the CPML fields with one offset.
-  // The 3D step ran 7-13 % faster so; 2D steps ran 5-10 % slower and 16-bit steps 0-10 % slower
+  // The 3D fp64 step ran up to 18 % faster so (10-13 % at 256^3 with CPML; fp32 within the
+  // noise to 17 %); 2D steps ran 5-10 % slower and 16-bit steps 0-10 % slower
   // (docs/performance.md), so they keep unpadded rows. Code that copies a solver's field copies
   // its points (copy_points), not its span.
   template <class T>

@@ -342,9 +342,9 @@ inline std::pair<int, int> row_ahead(int k, int j, int j0, int j1) {
 // other, the prefetches bought the fp64 and fp32 sweep little (a standalone copy of it at
 // 128^3, one Zen 5 core: fp32 1.85 ns a point against 2.0 without them and 1.2-1.35
 // interleaved; fp64 3.3 against 3.5 and 2.7), as if the later streams' requests were dropped;
-// the 3D step with rigid walls ran 1.13-1.40x faster interleaved. The 16-bit sweep (a ring of
-// decoded rows, m twice q's bytes) was not faster so, and keeps one stream after the other
-// (docs/performance.md).
+// the 3D step with rigid walls ran faster interleaved (fp32 1.27-1.44x, fp64 1.05-1.34x). The
+// 16-bit sweep (a ring of decoded rows, m twice q's bytes) was not faster so, and keeps one
+// stream after the other (docs/performance.md).
 template <int R, bool Interleaved, class M, class S, class P>
 inline void prefetch_row_streams(const M* m, const S* q, const P* p, long xa, long sz, long nx) {
   if constexpr (Interleaved) {
@@ -533,8 +533,9 @@ void interior_update(const ExecSpace& space, const Box& box, const PView& p, con
                 // The lines of m, q and plane k + R's row of p (the row's streams from memory)
                 // for the row stream_rows_ahead rows on in the tile's sweep (past j1: the next
                 // plane's first rows). perf put half of this kernel's samples on those loads,
-                // waiting for memory; with the hint, 10-25 % fewer, and 10-20 % fewer for the
-                // fp32 and fp64 sweep above with the same hint (docs/performance.md).
+                // waiting for memory; with the hint, 10-25 % fewer (docs/performance.md). One
+                // stream after the other here; the fp32 and fp64 sweep above asks line by line
+                // across the streams (prefetch_row_streams).
                 {
                   const auto [ka, ja] = row_ahead(k, j, j0, j1);
                   prefetch_row_streams<R, false>(mp, qp, pp, ka * sz + ja * sy + x0, sz, nx);
